@@ -1,0 +1,1 @@
+"""The ``linewatch`` command line (Typer + Rich)."""

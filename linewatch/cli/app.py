@@ -1,0 +1,54 @@
+"""Root of the ``linewatch`` CLI: one subcommand per stage of the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from linewatch import __version__
+from linewatch.cli import config_cmd, demo_cmd, redis_cmd, simulate_cmd
+from linewatch.cli.context import CliContext
+
+app = typer.Typer(
+    name="linewatch",
+    help=(
+        "linewatch: PLC logs, thermal frames and machine audio in; per-asset fault verdicts out.\n\n"
+        "Start with `linewatch demo` (a simulated line, embedded Flink and Redis), "
+        "or `linewatch simulate --help`."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"linewatch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="TOML config file (else $LINEWATCH_CONFIG).", dir_okay=False
+    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    ctx.obj = CliContext(config_file=config)
+
+
+app.add_typer(config_cmd.app, name="config")
+app.add_typer(redis_cmd.app, name="redis")
+simulate_cmd.register(app)
+demo_cmd.register(app)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

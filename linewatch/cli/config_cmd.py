@@ -1,0 +1,41 @@
+"""``linewatch config``: inspect the effective settings."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.table import Table
+
+from linewatch.cli.context import cli_context
+from linewatch.settings import settings_with_sources
+
+app = typer.Typer(help="Inspect linewatch's settings (LINEWATCH_* env vars, --config TOML file, defaults).", no_args_is_help=True)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Print every effective setting and where its value came from (cli, env, file or default)."""
+    cli = cli_context(ctx)
+    try:
+        rows = settings_with_sources(cli.config_file)
+    except FileNotFoundError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps([{"name": n, "value": v, "source": s} for n, v, s in rows], indent=2))
+        return
+    table = Table(title="linewatch settings", show_lines=False)
+    table.add_column("setting", style="cyan", no_wrap=True)
+    table.add_column("value")
+    table.add_column("source", style="magenta")
+    for name, value, source in rows:
+        table.add_row(name, "" if value is None else str(value), source)
+    cli.console.print(table)
+    cli.console.print(
+        "Override any value with an environment variable such as [bold]LINEWATCH_REDIS__URL[/bold] "
+        "(sections joined by '__') or a TOML file given by --config / LINEWATCH_CONFIG."
+    )

@@ -1,0 +1,33 @@
+"""What every CLI command receives from the root callback: the config file and the console."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from linewatch.settings import Settings, load_settings
+
+
+@dataclass
+class CliContext:
+    """Options of the root command, passed to subcommands through ``typer.Context.obj``."""
+
+    config_file: Path | None = None
+    console: Console = field(default_factory=Console)
+
+    def settings(self, **overrides: Any) -> Settings:
+        """Effective settings; CLI options given as dotted ``overrides`` win over env and file."""
+        try:
+            return load_settings(self.config_file, **overrides)
+        except FileNotFoundError as exc:
+            self.console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+
+
+def cli_context(ctx: typer.Context) -> CliContext:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, CliContext) else CliContext()

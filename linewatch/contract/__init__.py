@@ -1,0 +1,32 @@
+"""The stream contract shared by every stage: names, message schemas, array encoding.
+
+See docs/streams.md.
+"""
+
+from linewatch.contract.arrays import ArraySpec, decode_array, encode_array
+from linewatch.contract.messages import (
+    Alert,
+    AlertSeverity,
+    AudioFeatures,
+    ContractError,
+    DeadLetter,
+    DeadLetterReason,
+    MalformedMessageError,
+    Message,
+    MESSAGE_TYPES,
+    PlcFeatures,
+    Prediction,
+    ThermalFeatures,
+    UnknownSchemaError,
+    Verdict,
+    decode_message,
+    encode_message,
+)
+from linewatch.contract.streams import ConsumerGroup, Modality, StreamNames, shard_of
+
+__all__ = [
+    "Alert", "AlertSeverity", "ArraySpec", "AudioFeatures", "ConsumerGroup", "ContractError", "DeadLetter",
+    "DeadLetterReason", "MESSAGE_TYPES", "MalformedMessageError", "Message", "Modality", "PlcFeatures",
+    "Prediction", "StreamNames", "ThermalFeatures", "UnknownSchemaError", "Verdict", "decode_array",
+    "decode_message", "encode_array", "encode_message", "shard_of",
+]

@@ -1,0 +1,270 @@
+"""Versioned message schemas carried on the Redis Streams.
+
+Every entry has the fields ``schema`` (a name such as ``thermal.features``), ``v`` (an
+integer version), ``body`` (UTF-8 JSON of the scalar fields) and one binary field
+``arr.<name>`` per array (see :mod:`linewatch.contract.arrays`). Readers reject a schema
+or version they do not know with :class:`UnknownSchemaError`, which consumers turn into a
+dead-letter entry rather than a crash.
+
+>>> msg = DeadLetter(source="pipeline.thermal", reason=DeadLetterReason.TRUNCATED,
+...                  detail="TIFF ends after 1024 of 38528 bytes", raw_ref="thermal/frames/a.tiff",
+...                  failed_at_ms=1)
+>>> decode_message(encode_message(msg)) == msg
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+
+from linewatch.contract.arrays import ArrayEncodingError, ArraySpec, decode_array, encode_array
+
+ARRAY_FIELD_PREFIX = "arr."
+
+
+class ContractError(ValueError):
+    """An entry does not follow the stream contract."""
+
+
+class UnknownSchemaError(ContractError):
+    """The entry's schema name or version is not one this reader understands."""
+
+
+class MalformedMessageError(ContractError):
+    """The entry names a known schema but its fields do not validate."""
+
+
+def _as_ndarray(value: Any) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"expected a numpy array, got {type(value).__name__}")
+    return value
+
+
+NDArray = Annotated[np.ndarray, PlainValidator(_as_ndarray)]
+"""A numpy array field; travels as raw bytes in its own stream field."""
+
+
+class Message(BaseModel):
+    """Base of every stream message. Subclasses set ``SCHEMA`` and ``VERSION``."""
+
+    SCHEMA: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
+    SUPPORTED_VERSIONS: ClassVar[frozenset[int]] = frozenset({1})
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
+
+    @classmethod
+    def array_fields(cls) -> tuple[str, ...]:
+        return tuple(name for name, info in cls.model_fields.items() if info.annotation is np.ndarray)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Message)
+        arrays = self.array_fields()
+        for name in type(self).model_fields:
+            a, b = getattr(self, name), getattr(other, name)
+            if name in arrays:
+                if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class DeadLetterReason(StrEnum):
+    """Why an input was rejected. Stable codes: alerting and dashboards group by them."""
+
+    DECODE_ERROR = "decode_error"  # bytes are not the format they claim to be
+    TRUNCATED = "truncated"  # file or record ends early (half-written, cut off)
+    SCHEMA_ERROR = "schema_error"  # missing/extra columns or fields, wrong types
+    UNKNOWN_SCHEMA = "unknown_schema"  # stream entry with a schema/version nobody reads
+    OUT_OF_RANGE = "out_of_range"  # a value outside its physical/documented range
+    BAD_SHAPE = "bad_shape"  # frame shape/dtype, sample rate/channels/length mismatch
+    LATE = "late"  # event time older than the allowed lateness
+    FUTURE = "future"  # event time ahead of the clock beyond tolerance
+    DUPLICATE = "duplicate"  # the same record was already accepted
+    UNKNOWN_ASSET = "unknown_asset"  # asset id not in the registry
+    PATH_OUTSIDE_LANDING = "path_outside_landing"  # a manifest points outside the landing zone
+    MISSING_FILE = "missing_file"  # a manifest points to a file that does not exist
+    PROCESSING_ERROR = "processing_error"  # an unexpected exception while handling valid-looking input
+
+
+class DeadLetter(Message):
+    """One rejected input: where it came from, why, and where the raw data is."""
+
+    SCHEMA: ClassVar[str] = "deadletter"
+    source: str = Field(description="Stage and input, e.g. 'pipeline.plc' or 'services.inference'.")
+    reason: DeadLetterReason
+    detail: str = Field(description="Human-readable explanation that says what is wrong.")
+    raw_ref: str = Field(description="Reference to the raw data: file path (+ line), or stream entry id.")
+    excerpt: str = Field(default="", max_length=512, description="First bytes of the bad record, printable.")
+    asset_id: str | None = None
+    event_time_ms: int | None = None
+    failed_at_ms: int
+
+
+class PlcFeatures(Message):
+    """Features of one PLC tag window of one asset (event time)."""
+
+    SCHEMA: ClassVar[str] = "plc.features"
+    asset_id: str
+    asset_type: str
+    window_start_ms: int
+    window_end_ms: int
+    event_time_ms: int = Field(description="Window end; the time the features describe.")
+    features_version: int
+    feature_names: list[str]
+    values: NDArray = Field(description="float32 vector aligned with feature_names.")
+    n_samples: int
+    alarm_counts: dict[str, int] = Field(default_factory=dict)
+    source: str = ""
+    ingest_time_ms: int = 0
+
+
+class ThermalFeatures(Message):
+    """Statistics of one thermal frame plus the normalized frame the models read."""
+
+    SCHEMA: ClassVar[str] = "thermal.features"
+    asset_id: str
+    asset_type: str
+    event_time_ms: int
+    features_version: int
+    stats: dict[str, float]
+    frame: NDArray = Field(description="Normalized frame, float16 (H, W).")
+    source: str = ""
+    ingest_time_ms: int = 0
+
+
+class AudioFeatures(Message):
+    """Features of one audio clip plus its log-mel spectrogram."""
+
+    SCHEMA: ClassVar[str] = "audio.features"
+    asset_id: str
+    asset_type: str
+    event_time_ms: int
+    features_version: int
+    stats: dict[str, float]
+    logmel: NDArray = Field(description="float32 (n_mels, n_frames) log-mel spectrogram.")
+    source: str = ""
+    ingest_time_ms: int = 0
+
+
+class Prediction(Message):
+    """One model's class probabilities for one feature entry."""
+
+    SCHEMA: ClassVar[str] = "prediction"
+    asset_id: str
+    modality: str
+    event_time_ms: int
+    model_name: str
+    model_version: str
+    classes: list[str]
+    probabilities: list[float]
+    label: str
+    features_entry_id: str = Field(description="Stream entry id of the features this predicts on.")
+    inferred_at_ms: int
+
+
+class Verdict(Message):
+    """The fused per-asset state after combining the modalities."""
+
+    SCHEMA: ClassVar[str] = "verdict"
+    asset_id: str
+    event_time_ms: int
+    label: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    modalities: dict[str, str] = Field(default_factory=dict, description="modality -> its label")
+    probabilities: dict[str, float] = Field(default_factory=dict)
+    reasons: list[str] = Field(default_factory=list)
+
+
+class AlertSeverity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class Alert(Message):
+    """A notification for operators, routed to stream, webhook and MQTT."""
+
+    SCHEMA: ClassVar[str] = "alert"
+    asset_id: str
+    severity: AlertSeverity
+    label: str
+    message: str
+    verdict_entry_id: str = ""
+    created_at_ms: int
+
+
+MESSAGE_TYPES: Mapping[str, type[Message]] = {
+    cls.SCHEMA: cls
+    for cls in (DeadLetter, PlcFeatures, ThermalFeatures, AudioFeatures, Prediction, Verdict, Alert)
+}
+
+
+def encode_message(message: Message) -> dict[str, bytes]:
+    """Stream fields of ``message``: ``schema``, ``v``, ``body`` and one ``arr.*`` per array."""
+    arrays = message.array_fields()
+    body = message.model_dump(mode="json", exclude=set(arrays))
+    fields: dict[str, bytes] = {}
+    specs: dict[str, object] = {}
+    for name in arrays:
+        spec, raw = encode_array(getattr(message, name))
+        specs[name] = spec.to_json()
+        fields[ARRAY_FIELD_PREFIX + name] = raw
+    if specs:
+        body["_arrays"] = specs
+    fields["schema"] = message.SCHEMA.encode()
+    fields["v"] = str(message.VERSION).encode()
+    fields["body"] = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+    return dict(sorted(fields.items(), key=lambda kv: kv[0] not in ("schema", "v", "body")))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def decode_message(fields: Mapping[bytes | str, bytes | str]) -> Message:
+    """Rebuild a message from stream fields (as redis-py returns them, bytes or str keys).
+
+    Raises :class:`UnknownSchemaError` for an unknown schema or version and
+    :class:`MalformedMessageError` for fields that do not validate.
+    """
+    named = {_text(k): v for k, v in fields.items()}
+    if "schema" not in named or "v" not in named:
+        raise UnknownSchemaError(f"entry has no 'schema'/'v' fields (fields: {sorted(named)})")
+    schema = _text(named["schema"])
+    cls = MESSAGE_TYPES.get(schema)
+    if cls is None:
+        raise UnknownSchemaError(f"unknown schema {schema!r}; known: {sorted(MESSAGE_TYPES)}")
+    try:
+        version = int(_text(named["v"]))
+    except ValueError as exc:
+        raise UnknownSchemaError(f"version of {schema!r} is not an integer: {named['v']!r}") from exc
+    if version not in cls.SUPPORTED_VERSIONS:
+        raise UnknownSchemaError(
+            f"{schema!r} version {version} is not supported by this reader "
+            f"(supports {sorted(cls.SUPPORTED_VERSIONS)}); upgrade linewatch on the consumer side"
+        )
+    try:
+        body = json.loads(_text(named.get("body", b"{}")))
+        if not isinstance(body, dict):
+            raise MalformedMessageError(f"{schema!r} body must be a JSON object")
+        specs = body.pop("_arrays", {})
+        for name in cls.array_fields():
+            raw = named.get(ARRAY_FIELD_PREFIX + name)
+            if raw is None or name not in specs:
+                raise MalformedMessageError(f"{schema!r} entry lacks array field {name!r}")
+            body[name] = decode_array(ArraySpec.from_json(specs[name]), raw if isinstance(raw, bytes) else raw.encode("latin-1"))
+        return cls.model_validate(body)
+    except (ValidationError, ArrayEncodingError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedMessageError(f"{schema!r} v{version} entry does not validate: {exc}") from exc

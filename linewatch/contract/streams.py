@@ -1,0 +1,103 @@
+"""Stream and consumer-group names: the one place that owns them.
+
+Feature streams are split per modality and per shard of assets; an asset always maps to
+the same shard (CRC-32 of its id), so one consumer of a shard sees that asset's entries in
+order.
+
+>>> names = StreamNames(prefix="lw", shards=4)
+>>> names.features("thermal", "PRS-02")
+'lw:features:thermal:s3'
+>>> names.shard_of("CNV-03")
+1
+>>> names.deadletter
+'lw:deadletter'
+>>> len(names.all_feature_streams())
+12
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Modality(StrEnum):
+    """The three kinds of sensor data."""
+
+    PLC = "plc"
+    THERMAL = "thermal"
+    AUDIO = "audio"
+
+
+class ConsumerGroup(StrEnum):
+    """Consumer-group names, one per downstream service reading a stream."""
+
+    INFERENCE = "inference"
+    FUSION = "fusion"
+    ALERTING = "alerting"
+    DRIFT = "drift"
+    AUDIT = "audit"
+    DASHBOARD = "dashboard"
+
+
+def shard_of(asset_id: str, shards: int) -> int:
+    """Stable shard of an asset: ``crc32(asset_id) % shards`` (same in every process and language)."""
+    if shards < 1:
+        raise ValueError("shards must be >= 1")
+    return zlib.crc32(asset_id.encode("utf-8")) % shards
+
+
+@dataclass(frozen=True)
+class StreamNames:
+    """Names of every stream for a given prefix and shard count (see docs/streams.md)."""
+
+    prefix: str = "lw"
+    shards: int = 4
+
+    def shard_of(self, asset_id: str) -> int:
+        return shard_of(asset_id, self.shards)
+
+    def features(self, modality: Modality | str, asset_id: str) -> str:
+        """Feature stream of ``asset_id`` for ``modality`` (written by pipeline/)."""
+        return self.features_shard(modality, self.shard_of(asset_id))
+
+    def features_shard(self, modality: Modality | str, shard: int) -> str:
+        return f"{self.prefix}:features:{Modality(modality).value}:s{self._check(shard)}"
+
+    def predictions(self, modality: Modality | str, asset_id: str) -> str:
+        """Per-modality model outputs (written by the inference service)."""
+        return self.predictions_shard(modality, self.shard_of(asset_id))
+
+    def predictions_shard(self, modality: Modality | str, shard: int) -> str:
+        return f"{self.prefix}:predictions:{Modality(modality).value}:s{self._check(shard)}"
+
+    def verdicts(self, asset_id: str) -> str:
+        """Fused per-asset verdicts (written by the fusion service)."""
+        return self.verdicts_shard(self.shard_of(asset_id))
+
+    def verdicts_shard(self, shard: int) -> str:
+        return f"{self.prefix}:verdicts:s{self._check(shard)}"
+
+    @property
+    def alerts(self) -> str:
+        """Alerts for operators (written by the alert router)."""
+        return f"{self.prefix}:alerts"
+
+    @property
+    def deadletter(self) -> str:
+        """Rejected input of every stage, each entry with a reason."""
+        return f"{self.prefix}:deadletter"
+
+    @property
+    def audit(self) -> str:
+        """Append-only audit trail (governance)."""
+        return f"{self.prefix}:audit"
+
+    def all_feature_streams(self) -> list[str]:
+        return [self.features_shard(m, s) for m in Modality for s in range(self.shards)]
+
+    def _check(self, shard: int) -> int:
+        if not 0 <= shard < self.shards:
+            raise ValueError(f"shard {shard} out of range 0..{self.shards - 1}")
+        return shard

