@@ -12,7 +12,7 @@ STAGES = ("pipeline", "models", "services", "governance")
 ALLOWED: dict[str, tuple[str, ...]] = {
     "linewatch": ("linewatch",),
     "pipeline": ("linewatch", "pipeline"),
-    "models": ("linewatch", "models", "pipeline.features"),
+    "models": ("linewatch", "models", "pipeline.features", "pipeline.decoders"),
     "services": ("linewatch", "services", "models"),
     "governance": ("linewatch", "governance", "models", "pipeline.features"),
 }
