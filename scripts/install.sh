@@ -25,7 +25,5 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[all]"
 
-for extra in scripts/setup_triton_venv.sh scripts/setup_services_venv.sh; do
-    if [ -f "$extra" ]; then PYTHON="$PYTHON" bash "$extra"; fi
-done
+PYTHON="$PYTHON" bash scripts/setup_model_venvs.sh all
 echo "linewatch installed: .venv/bin/linewatch --help"
