@@ -71,7 +71,7 @@ class Message(BaseModel):
         for name in type(self).model_fields:
             a, b = getattr(self, name), getattr(other, name)
             if name in arrays:
-                if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b):
+                if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
                     return False
             elif a != b:
                 return False

@@ -1,0 +1,139 @@
+"""Per-item cost of the ingestion decoders and feature functions (single thread, this process).
+
+Inputs are real simulator output (batch mode, a few assets, written to a temp dir). Cases are
+measured in interleaved rounds (every case once per round, so background load hits all alike);
+each round times a batch of calls and the report gives the median per-call time over rounds.
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python bench/bench_features.py --rounds 15 --out /tmp/features.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from linewatch.simulator import Factory, SimulatorConfig
+from pipeline.decoders import decode_manifest_file, decode_plc_file, decode_thermal_tiff, decode_wav, read_blob
+from pipeline.features.audio_features import audio_features, audio_stats, logmel
+from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
+from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
+from pipeline.validation import AssetRegistry
+
+
+def load_inputs(landing: Path) -> dict[str, object]:
+    registry = AssetRegistry.from_file(landing / "assets.json")
+    plc_path = sorted((landing / "plc").glob("plc-*.csv"))[0]
+    plc_bytes = plc_path.read_bytes()
+    samples = decode_plc_file(plc_bytes, plc_path.name, "csv").samples
+    tiff = read_blob(decode_manifest_file(next((landing / "thermal").glob("manifest-*.jsonl")).read_bytes(),
+                                          "m", landing).blobs[0])
+    wav_blob = decode_manifest_file(next((landing / "audio").glob("manifest-*.jsonl")).read_bytes(), "m", landing).blobs[0]
+    wav = read_blob(wav_blob)
+    return {"registry": registry, "plc_bytes": plc_bytes, "samples": samples, "tiff": tiff, "wav": wav,
+            "asset": registry[wav_blob.asset_id]}
+
+
+def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], int, str]]:
+    """name -> (call, items per call, unit)."""
+    samples = inputs["samples"]
+    frame = decode_thermal_tiff(inputs["tiff"], "f")  # type: ignore[arg-type]
+    clip = decode_wav(inputs["wav"], "a")  # type: ignore[arg-type]
+    asset = inputs["asset"]
+    baseline = frame.astype(np.float32)
+    # one 10 s window in wide form, as PlcWindowBuffer builds it
+    first = samples[0].timestamp_ms  # type: ignore[index]
+    in_window = [s for s in samples if s.timestamp_ms < first + 10_000]  # type: ignore[attr-defined]
+    tags = sorted({s.tag for s in in_window})
+    ts = np.array([s.timestamp_ms for s in in_window])
+    wide = np.full((len(in_window), 7), np.nan)
+    from pipeline.features.plc_window import PLC_TAGS
+    for i, s in enumerate(in_window):
+        wide[i, PLC_TAGS.index(s.tag)] = s.value
+    assert len(tags) == 7
+
+    def buffer_one_second() -> None:
+        """Steady state: feed 60 s of samples into a fresh buffer, emitting every second."""
+        buf = PlcWindowBuffer(samples[0].asset_id)  # type: ignore[index]
+        next_wm = first + 1_000
+        for s in samples:  # type: ignore[union-attr]
+            if s.timestamp_ms >= next_wm:
+                buf.advance(next_wm - 1)
+                next_wm += 1_000
+            buf.add_sample(s)
+
+    n_seconds = (samples[-1].timestamp_ms - first) // 1000  # type: ignore[index]
+    n_rows = len(samples)  # type: ignore[arg-type]
+    return {
+        "plc.decode_csv_file": (lambda: decode_plc_file(inputs["plc_bytes"], "p", "csv"), n_rows, "row"),  # type: ignore[arg-type]
+        "plc.window_features": (lambda: plc_window_features(ts, wide, ["A101"]), 1, "window"),
+        "plc.buffer_add_and_emit": (buffer_one_second, int(n_seconds), "window (incl. 70 adds)"),
+        "thermal.decode_tiff": (lambda: decode_thermal_tiff(inputs["tiff"], "f"), 1, "frame"),  # type: ignore[arg-type]
+        "thermal.stats": (lambda: thermal_stats(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]
+        "thermal.normalize_frame": (lambda: normalize_frame(frame), 1, "frame"),
+        "thermal.features_both": (lambda: thermal_features(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]
+        "audio.decode_wav": (lambda: decode_wav(inputs["wav"], "a"), 1, "clip"),  # type: ignore[arg-type]
+        "audio.logmel": (lambda: logmel(clip), 1, "clip"),
+        "audio.stats": (lambda: audio_stats(clip, 16_000, asset), 1, "clip"),
+        "audio.features_both": (lambda: audio_features(clip, 16_000, asset), 1, "clip"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--target-ms", type=float, default=40.0, help="wall time per case per round")
+    parser.add_argument("--out", type=Path, default=None, help="write JSON results here")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        landing = Path(tmp)
+        Factory(SimulatorConfig(), n_assets=3).run_batch(landing, 1.0, progress=False)
+        inputs = load_inputs(landing)
+    table = cases(inputs)
+    # calibrate calls per round so each case takes about target-ms
+    calls: dict[str, int] = {}
+    for name, (fn, _, _) in table.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        once = time.perf_counter() - t0
+        calls[name] = max(1, int(args.target_ms / 1000 / max(once, 1e-7)))
+    per_item: dict[str, list[float]] = {name: [] for name in table}
+    for _ in range(args.rounds):
+        for name, (fn, items, _) in table.items():
+            t0 = time.perf_counter()
+            for _ in range(calls[name]):
+                fn()
+            per_item[name].append((time.perf_counter() - t0) / (calls[name] * items))
+    results = {
+        name: {"median_us": statistics.median(v) * 1e6, "min_us": min(v) * 1e6, "unit": table[name][2],
+               "rounds": len(v), "calls_per_round": calls[name]}
+        for name, v in per_item.items()
+    }
+    width = max(len(n) for n in results)
+    print(f"{'case':<{width}}  {'median µs':>10}  {'min µs':>9}  per")
+    for name, r in results.items():
+        print(f"{name:<{width}}  {r['median_us']:>10.1f}  {r['min_us']:>9.1f}  {r['unit']}")
+    report = {
+        "command": "bench/bench_features.py " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+                                                        if v is not None),
+        "python": platform.python_version(), "numpy": np.__version__, "cpu_count": os.cpu_count(),
+        "load_avg_1m": os.getloadavg()[0], "results": results,
+    }
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

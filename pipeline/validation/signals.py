@@ -1,0 +1,83 @@
+"""Checks of decoded thermal frames and audio clips (arrays from decoders or the simulator).
+
+>>> import numpy as np
+>>> check_frame(np.full((120, 160), 30000, np.uint16), "f.tiff") is None
+True
+>>> check_frame(np.full((120, 160), 100, np.uint16), "f.tiff").reason.value
+'out_of_range'
+>>> check_clip(np.zeros(8000, np.float32), 16000, "a.wav").detail
+'expected 16000 Hz mono of 16000 frames, got 16000 Hz mono of 8000 frames'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linewatch.contract import DeadLetterReason
+from pipeline.validation.errors import InvalidRecord
+
+
+@dataclass(frozen=True)
+class FrameLimits:
+    """Accepted frames: shape, dtype and a plausible centikelvin range (default 20000–50000 =
+    −73…227 °C; anything outside is a sensor fault, not a machine temperature)."""
+
+    shape: tuple[int, int] = (120, 160)
+    dtype: str = "uint16"
+    min_ck: int = 20_000
+    max_ck: int = 50_000
+
+
+@dataclass(frozen=True)
+class ClipLimits:
+    """Accepted clips: rate, channels, length and the highest share of clipped samples."""
+
+    sample_rate: int = 16_000
+    channels: int = 1
+    frames: int = 16_000
+    clip_level: float = 0.999
+    max_clipping_frac: float = 0.01
+
+
+def check_frame(frame: np.ndarray, raw_ref: str, limits: FrameLimits = FrameLimits(), *,
+                asset_id: str | None = None, event_time_ms: int | None = None) -> InvalidRecord | None:
+    """``bad_shape`` for a wrong shape/dtype, ``out_of_range`` for implausible pixel values."""
+    where = dict(asset_id=asset_id, event_time_ms=event_time_ms)
+    if frame.shape != limits.shape or frame.dtype.name != limits.dtype:
+        return InvalidRecord(DeadLetterReason.BAD_SHAPE,
+                             f"expected frame {limits.dtype}{list(limits.shape)}, got {frame.dtype.name}{list(frame.shape)}",
+                             raw_ref, **where)
+    lo, hi = int(frame.min()), int(frame.max())
+    if lo < limits.min_ck or hi > limits.max_ck:
+        return InvalidRecord(
+            DeadLetterReason.OUT_OF_RANGE,
+            f"pixel values {lo}..{hi} cK ({lo / 100 - 273.15:.1f}..{hi / 100 - 273.15:.1f} °C) leave the plausible "
+            f"range {limits.min_ck}..{limits.max_ck} cK; check the camera (dead pixels, wrong unit?)", raw_ref, **where)
+    return None
+
+
+def check_clip(samples: np.ndarray, sample_rate: int, raw_ref: str, limits: ClipLimits = ClipLimits(), *,
+               asset_id: str | None = None, event_time_ms: int | None = None) -> InvalidRecord | None:
+    """``bad_shape`` for a wrong rate/channels/length, ``out_of_range`` for non-finite samples
+    or more than ``max_clipping_frac`` clipped samples."""
+    where = dict(asset_id=asset_id, event_time_ms=event_time_ms)
+    channels = 1 if samples.ndim == 1 else samples.shape[1]
+    frames = samples.shape[0]
+    if (sample_rate, channels, frames) != (limits.sample_rate, limits.channels, limits.frames) or samples.ndim > 2:
+        def desc(rate: int, ch: int, n: int) -> str:
+            return f"{rate} Hz {'mono' if ch == 1 else f'{ch}-channel'} of {n} frames"
+        return InvalidRecord(
+            DeadLetterReason.BAD_SHAPE,
+            f"expected {desc(limits.sample_rate, limits.channels, limits.frames)}, got {desc(sample_rate, channels, frames)}",
+            raw_ref, **where)
+    if not np.all(np.isfinite(samples)):
+        return InvalidRecord(DeadLetterReason.OUT_OF_RANGE, "clip holds NaN or infinite samples", raw_ref, **where)
+    clipped = float(np.count_nonzero(np.abs(samples) >= limits.clip_level)) / max(samples.size, 1)
+    if clipped > limits.max_clipping_frac:
+        return InvalidRecord(
+            DeadLetterReason.OUT_OF_RANGE,
+            f"{clipped:.1%} of samples are clipped (limit {limits.max_clipping_frac:.1%}); lower the microphone gain",
+            raw_ref, **where)
+    return None

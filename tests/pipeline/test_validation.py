@@ -1,0 +1,147 @@
+"""Registry, event-time, frame and clip checks."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linewatch.contract import DeadLetterReason as R
+from pipeline.decoders import AlarmEvent, TagSample
+from pipeline.validation import (
+    AssetRegistry,
+    EventTimeGuard,
+    InvalidRecord,
+    check_clip,
+    check_frame,
+)
+
+REGISTRY = {
+    "schema_version": 1,
+    "assets": [
+        {
+            "asset_id": "PMP-01", "asset_type": "pump", "nominal_shaft_hz": 24.4,
+            "bearing_frequencies_hz": {"bpfo": 87.3, "bpfi": 132.1}, "bearing_orders": {"bpfo": 3.58},
+            "resonance_band_hz": [2800.0, 4200.0],
+            "regions": {"de_bearing": [82, 49, 94, 71]},
+            "tags": [
+                {"tag": "PMP-01.bearing_temp_c", "name": "bearing_temp_c", "unit": "degC", "valid_min": -20.0,
+                 "valid_max": 150.0},
+                {"tag": "PMP-01.speed_rpm", "name": "speed_rpm", "unit": "rpm", "valid_min": 0.0, "valid_max": 1650.0},
+            ],
+        }
+    ],
+}
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> AssetRegistry:
+    path = tmp_path / "assets.json"
+    path.write_text(json.dumps(REGISTRY))
+    return AssetRegistry.from_file(path)
+
+
+def sample(value: float, quality: str = "Good", unit: str = "degC", tag: str = "bearing_temp_c",
+           asset: str = "PMP-01") -> TagSample:
+    return TagSample(asset, tag, 1_000, value, quality, unit)
+
+
+def test_registry_loads_the_simulator_schema(registry: AssetRegistry) -> None:
+    info = registry["PMP-01"]
+    assert registry.ids() == ["PMP-01"] and info.asset_type == "pump"
+    assert info.tags["speed_rpm"].valid_max == 1650.0
+    assert info.regions["de_bearing"] == (82, 49, 94, 71)
+    assert info.acoustics.resonance_band_hz == (2800.0, 4200.0)
+    assert info.acoustics.frequencies(25.0) == {"bpfo": pytest.approx(89.5)}
+
+
+def test_missing_registry_file_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="run the simulator"):
+        AssetRegistry.from_file(tmp_path / "assets.json")
+
+
+def test_tag_checks(registry: AssetRegistry) -> None:
+    def reason(s: TagSample) -> str | None:
+        problem = registry.check_tag_sample(s, "plc/a.csv:2")
+        return None if problem is None else problem.reason.value
+
+    assert reason(sample(60.0)) is None
+    assert reason(sample(60.0, unit="°C")) is None  # alias of degC
+    assert reason(sample(60.0, asset="XYZ-99")) == "unknown_asset"
+    assert reason(sample(60.0, tag="oil_level")) == "schema_error"
+    assert reason(sample(60.0, unit="degF")) == "out_of_range"
+    assert reason(sample(151.0)) == "out_of_range"
+    assert reason(sample(-21.0, quality="Uncertain")) == "out_of_range"
+    assert reason(sample(-999.0, quality="Bad")) is None  # kept, flagged by its quality
+    assert reason(sample(math.nan)) is None  # missing value: not a range violation
+    problem = registry.check_tag_sample(sample(151.0), "plc/a.csv:2")
+    assert isinstance(problem, InvalidRecord)
+    dead = problem.to_dead_letter("pipeline.plc", failed_at_ms=7)
+    assert (dead.asset_id, dead.event_time_ms, dead.raw_ref) == ("PMP-01", 1_000, "plc/a.csv:2")
+
+
+def test_alarm_of_unknown_asset(registry: AssetRegistry) -> None:
+    event = AlarmEvent("ZZZ-01", 0, "A101", "ACTIVE", "HIGH BEARING TEMP", 80.0, "degC")
+    assert registry.check_alarm(event, "alarms/a.log:1").reason is R.UNKNOWN_ASSET
+    assert registry.check_alarm(AlarmEvent("PMP-01", 0, "A101", "ACTIVE", "X"), "a:1") is None
+
+
+def test_late_future_and_duplicate() -> None:
+    guard = EventTimeGuard("PMP-01", allowed_lateness_ms=2_000, future_tolerance_ms=1_000)
+    now = 100_000
+    assert guard.check(("speed_rpm", 50_000), 50_000, now, "a:1") is None
+    assert guard.check(("speed_rpm", 49_000), 49_000, now, "a:2") is None  # 1 s late: allowed
+    assert guard.check(("speed_rpm", 48_000), 48_000, now, "a:3") is None  # exactly at the limit
+    assert guard.check(("speed_rpm", 47_999), 47_999, now, "a:3").reason is R.LATE
+    assert guard.check(("speed_rpm", 50_000), 50_000, now, "a:4").reason is R.DUPLICATE
+    assert guard.check(("bearing_temp_c", 50_000), 50_000, now, "a:5") is None  # other tag, same time
+    assert guard.check(("speed_rpm", 101_000), 101_000, now, "a:6") is None  # at the tolerance
+    assert guard.check(("speed_rpm", 101_001), 101_001, now, "a:7").reason is R.FUTURE
+    assert guard.max_event_time_ms == 101_000
+
+
+def test_blob_duplicates_by_content() -> None:
+    guard = EventTimeGuard("PMP-01")
+    assert guard.check_blob("ab" * 32, ("frame", 1_000), 1_000, 1_000, "m:1") is None
+    again = guard.check_blob("ab" * 32, ("frame", 1_500), 1_500, 1_500, "m:2")
+    assert again.reason is R.DUPLICATE and "sha256" in again.detail
+
+
+def test_guard_memory_is_bounded() -> None:
+    guard = EventTimeGuard("PMP-01", allowed_lateness_ms=1_000, max_keys=500, max_blobs=10)
+    for ms in range(0, 100_000, 10):  # 10,000 records over 100 s
+        assert guard.check(("speed_rpm", ms), ms, ms, "a") is None
+    assert len(guard) <= 101  # only the lateness horizon (1 s at 100 Hz) is remembered
+    tight = EventTimeGuard("PMP-01", allowed_lateness_ms=10**9, max_keys=500, max_blobs=10)
+    for k in range(2_000):
+        tight.check_blob(f"{k:064x}", ("frame", k), k, k, "m")
+    assert len(tight) == 500 and len(tight._blobs) == 10
+
+
+def test_frame_checks() -> None:
+    good = np.full((120, 160), 30_000, np.uint16)
+    assert check_frame(good, "f") is None
+    assert check_frame(good.T, "f").reason is R.BAD_SHAPE
+    assert check_frame(good.astype(np.float32), "f").reason is R.BAD_SHAPE
+    dead_pixel = good.copy()
+    dead_pixel[5, 5] = 0
+    problem = check_frame(dead_pixel, "f", asset_id="PMP-01", event_time_ms=3)
+    assert problem.reason is R.OUT_OF_RANGE and problem.asset_id == "PMP-01" and "-273.1" in problem.detail
+    hot = good.copy()
+    hot[0, 0] = 50_001
+    assert check_frame(hot, "f").reason is R.OUT_OF_RANGE
+
+
+def test_clip_checks() -> None:
+    clip = (0.2 * np.sin(np.arange(16_000) / 5.0)).astype(np.float32)
+    assert check_clip(clip, 16_000, "a") is None
+    assert check_clip(clip, 44_100, "a").detail == "expected 16000 Hz mono of 16000 frames, got 44100 Hz mono of 16000 frames"
+    assert check_clip(np.stack([clip, clip], axis=1), 16_000, "a").reason is R.BAD_SHAPE
+    assert check_clip(clip[:100], 16_000, "a").reason is R.BAD_SHAPE
+    with_nan = clip.copy()
+    with_nan[3] = np.nan
+    assert check_clip(with_nan, 16_000, "a").reason is R.OUT_OF_RANGE
+    assert check_clip(np.clip(clip * 10, -1, 1), 16_000, "a").reason is R.OUT_OF_RANGE
