@@ -1,0 +1,66 @@
+"""linewatch simulated factory.
+
+A physically grounded, deterministic simulator of a small production line
+(pumps, presses, conveyors) that writes the same files an edge gateway would:
+PLC historian samples, controller alarms, radiometric thermal frames and
+microphone clips - plus the hidden ground truth.  It is the project's test
+bench, demo source and ML training-data generator.
+
+Entry points::
+
+    from linewatch.simulator import Factory, SimulatorConfig, generate_dataset
+
+    Factory(SimulatorConfig(seed=7), n_assets=6).run_batch("out/", minutes=2)
+    Factory(cfg).run_realtime("landing/", duration_s=60)           # wall-clock pace
+    generate_dataset("data/", samples_per_class=300, config=cfg)  # labelled samples
+    generate_arrays(100, cfg)                                      # same, in memory
+
+See ``docs/simulator.md`` for the physics and the on-disk formats.
+"""
+
+from .analysis import envelope_spectrum, peak_ratio, tone_amplitude
+from .assets import (
+                     ASSET_TYPES,
+                     BEARING_CATALOGUE,
+                     REGION_NAMES,
+                     Asset,
+                     BearingGeometry,
+                     asset_registry_json,
+                     make_fleet,
+)
+from .config import PROFILES, DifficultyProfile, SimulatorConfig, profile_for
+from .dataset import (
+                     LABEL_COLUMNS,
+                     MODALITIES,
+                     DatasetArrays,
+                     DatasetSummary,
+                     SampleRenderer,
+                     SampleSpec,
+                     dataset_fleet,
+                     draw_specs,
+                     generate_arrays,
+                     generate_dataset,
+                     iter_samples,
+                     make_spec,
+)
+from .drift import DRIFT_KINDS, DriftEvent, DriftState
+from .engine import AssetStream, StreamOutput
+from .factory import Factory, RunSummary
+from .ground_truth import GT_COLUMNS, GroundTruth, GroundTruthInterval
+from .health import FAULT_CLASSES, FAULTS, LABEL_THRESHOLD, FaultEpisode, faults_for, label_for
+from .plc import CSV_HEADER as PLC_CSV_HEADER
+from .tags import PLC_TAGS, QUALITIES, TAG_UNITS
+from .thermal import FRAME_SHAPE, region_mean_c
+from .writer import atomic_write_bytes, atomic_write_text
+
+__all__ = [
+    "ASSET_TYPES", "BEARING_CATALOGUE", "DRIFT_KINDS", "FAULTS", "FAULT_CLASSES", "FRAME_SHAPE", "GT_COLUMNS",
+    "LABEL_COLUMNS", "LABEL_THRESHOLD", "MODALITIES", "PLC_CSV_HEADER", "PLC_TAGS", "PROFILES", "QUALITIES",
+    "REGION_NAMES", "TAG_UNITS",
+    "Asset", "AssetStream", "BearingGeometry", "DatasetArrays", "DatasetSummary", "DifficultyProfile",
+    "DriftEvent", "DriftState", "Factory", "FaultEpisode", "GroundTruth", "GroundTruthInterval", "RunSummary",
+    "SampleRenderer", "SampleSpec", "SimulatorConfig", "StreamOutput",
+    "asset_registry_json", "atomic_write_bytes", "atomic_write_text", "dataset_fleet", "draw_specs",
+    "envelope_spectrum", "faults_for", "generate_arrays", "generate_dataset", "iter_samples", "label_for",
+    "make_fleet", "make_spec", "peak_ratio", "profile_for", "region_mean_c", "tone_amplitude",
+]

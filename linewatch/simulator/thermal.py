@@ -1,0 +1,204 @@
+"""Radiometric thermal frames (160x120, uint16 centikelvin, FLIR Lepton TLinear style).
+
+Rendering pipeline for one frame of one asset:
+
+1. **Scene** (degC): hall background with a vertical gradient and static
+   clutter (pipes, cabinets), a base plate, then the components painted in
+   depth order with temperatures from the physics snapshot:
+
+   - motor body ``T_amb + 0.5 (T_wind - T_amb)(0.85 + 0.3 u) + 6 E_cool u`` where
+     ``u`` runs 0 (fan end) -> 1 (drive end), with a cooling-fin ripple;
+   - NDE / DE bearing housings ``T_amb + 0.85 (T_brg - T_amb)``, hottest at the
+     centre (bearing wear therefore heats the DE housing);
+   - terminal box ``T_amb + 0.3 (T_wind - T_amb)`` plus a small (sigma 1.2 px)
+     hotspot of ``hotspot_k`` at the cable lug (electrical overheating);
+   - coupling (raised by misalignment/imbalance), driven unit (pump casing at
+     fluid temperature, gearbox or hydraulic unit); cavitation cools and mottles
+     the pump suction inlet by ``2.5 E_cav`` K.
+
+2. **Emissivity**: apparent ``T = eps T + (1 - eps) T_amb`` (bare-metal coupling
+   ``eps = 0.5``, painted parts ``0.9-0.95``).
+3. **Optics**: Gaussian blur (sigma 0.9 px), per-frame pose jitter (sub-pixel
+   shift, camera shake).
+4. **Detector**: per-pixel gain non-uniformity, column and row offsets and
+   vignetting (fixed pattern, seeded per camera), camera gain/offset error and
+   drift, temporal noise with the profile's NETD (about 50 mK).
+5. Quantisation to ``round(K * 100)`` as ``uint16``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import ndimage
+
+from .assets import FRAME_HEIGHT, FRAME_WIDTH, Asset
+from .config import DifficultyProfile
+from .drift import DriftState
+from .noise import make_rng
+from .physics import Snapshot
+
+FRAME_SHAPE: tuple[int, int] = (FRAME_HEIGHT, FRAME_WIDTH)
+KELVIN = 273.15
+BLUR_SIGMA_PX = 0.9
+
+
+def _ellipse(xx: np.ndarray, yy: np.ndarray, box: tuple[int, int, int, int], power: float = 2.0) -> np.ndarray:
+    """Anti-aliased (super-)ellipse filling ``box``; power 2 = ellipse, large = rounded rectangle."""
+    x0, y0, x1, y1 = box
+    cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
+    rx, ry = max((x1 - x0) / 2.0, 0.5), max((y1 - y0) / 2.0, 0.5)
+    r = (np.abs((xx - cx) / rx) ** power + np.abs((yy - cy) / ry) ** power) ** (1.0 / power)
+    return np.clip((1.0 - r) * min(rx, ry) + 0.5, 0.0, 1.0).astype(np.float32)
+
+
+def _gauss(xx: np.ndarray, yy: np.ndarray, cx: float, cy: float, sx: float, sy: float) -> np.ndarray:
+    return np.exp(-0.5 * (((xx - cx) / sx) ** 2 + ((yy - cy) / sy) ** 2)).astype(np.float32)
+
+
+def _shift_bilinear(img: np.ndarray, dy: float, dx: float) -> np.ndarray:
+    """Sub-pixel shift (content moves by ``+dy, +dx``) with edge replication; cheap bilinear."""
+    h, w = img.shape
+    iy, ix = int(np.floor(dy)), int(np.floor(dx))
+    fy, fx = dy - iy, dx - ix
+    ys = np.clip(np.arange(h) - iy, 0, h - 1)
+    ys1 = np.clip(ys - 1, 0, h - 1)
+    xs = np.clip(np.arange(w) - ix, 0, w - 1)
+    xs1 = np.clip(xs - 1, 0, w - 1)
+    a = img[ys][:, xs]
+    b = img[ys][:, xs1]
+    c = img[ys1][:, xs]
+    d = img[ys1][:, xs1]
+    return ((1 - fy) * ((1 - fx) * a + fx * b) + fy * ((1 - fx) * c + fx * d)).astype(np.float32)
+
+
+def region_boxes(asset: Asset) -> dict[str, tuple[int, int, int, int]]:
+    """Pixel boxes ``(x0, y0, x1, y1)`` (end-exclusive) of the asset's components."""
+    return dict(asset.layout.boxes)
+
+
+def region_mean_c(frame: np.ndarray, box: tuple[int, int, int, int]) -> float:
+    """Mean temperature (degC) of a centikelvin frame inside ``box``."""
+    x0, y0, x1, y1 = box
+    return float(frame[y0:y1, x0:x1].astype(np.float64).mean() / 100.0 - KELVIN)
+
+
+class ThermalCamera:
+    """The fixed camera watching one asset; precomputes geometry and fixed-pattern noise."""
+
+    def __init__(self, asset: Asset, profile: DifficultyProfile) -> None:
+        self.asset = asset
+        self.profile = profile
+        yy, xx = np.mgrid[0:FRAME_HEIGHT, 0:FRAME_WIDTH].astype(np.float32) + 0.5
+        b = asset.layout.boxes
+        self.masks: dict[str, np.ndarray] = {
+            "motor_body": _ellipse(xx, yy, b["motor_body"], power=6.0),
+            "nde_bearing": _ellipse(xx, yy, b["nde_bearing"]),
+            "de_bearing": _ellipse(xx, yy, b["de_bearing"]),
+            "terminal_box": _ellipse(xx, yy, b["terminal_box"], power=8.0),
+            "coupling": _ellipse(xx, yy, b["coupling"], power=8.0),
+            "driven": _ellipse(xx, yy, b["driven"], power=2.0 if asset.asset_type == "pump" else 8.0),
+        }
+        # Base plate under the machine.
+        ys = [bx[3] for bx in b.values()]
+        xs0, xs1 = min(bx[0] for bx in b.values()), max(bx[2] for bx in b.values())
+        base_y = min(max(ys) - 4, FRAME_HEIGHT - 2)
+        self.masks["base"] = _ellipse(xx, yy, (max(xs0 - 4, 0), base_y, min(xs1 + 4, FRAME_WIDTH),
+                                               min(base_y + 10, FRAME_HEIGHT)), power=10.0)
+        x0, y0, x1, y1 = b["motor_body"]
+        u = np.clip((xx - x0) / max(x1 - x0, 1), 0.0, 1.0)
+        self.u_body = (u if asset.layout.fan_side < 0 else 1.0 - u).astype(np.float32)
+        self.fins = (1.0 + 0.05 * np.sin(2 * np.pi * yy / 3.2)).astype(np.float32)
+        de = b["de_bearing"]
+        self.de_core = _gauss(xx, yy, (de[0] + de[2]) / 2, (de[1] + de[3]) / 2, (de[2] - de[0]) / 3.5,
+                              (de[3] - de[1]) / 3.5)
+        nde = b["nde_bearing"]
+        self.nde_core = _gauss(xx, yy, (nde[0] + nde[2]) / 2, (nde[1] + nde[3]) / 2, (nde[2] - nde[0]) / 3.5,
+                               (nde[3] - nde[1]) / 3.5)
+        tb = b["terminal_box"]
+        lu, lv = asset.layout.lug_uv
+        self.lug = _gauss(xx, yy, tb[0] + lu * (tb[2] - tb[0]), tb[1] + lv * (tb[3] - tb[1]), 1.2, 1.2)
+        self.inlet: np.ndarray | None = None
+        if "pump_inlet" in b:
+            pi = b["pump_inlet"]
+            self.inlet = _gauss(xx, yy, (pi[0] + pi[2]) / 2, (pi[1] + pi[3]) / 2, (pi[2] - pi[0]) / 2.5,
+                                (pi[3] - pi[1]) / 2.5)
+        self.xx, self.yy = xx, yy
+
+        # Static background: vertical gradient + clutter, seeded per camera.
+        rng = make_rng(asset.calibration.camera_seed, "scene")
+        bg = 0.8 - 1.3 * (yy / FRAME_HEIGHT)
+        for _ in range(int(round(2 + 2 * profile.confounder_rate))):
+            cx, cy = rng.uniform(0, FRAME_WIDTH), rng.uniform(0, FRAME_HEIGHT)
+            sx, sy = rng.uniform(2, 25), rng.uniform(2, 25)
+            bg = bg + rng.uniform(-2.0, 6.0) * _gauss(xx, yy, cx, cy, sx, sy)
+        self.background = bg.astype(np.float32)
+
+        # Emissivity map (static).
+        eps = np.full(FRAME_SHAPE, 0.95, np.float32)
+        for name, e in (("base", 0.9), ("driven", 0.9), ("motor_body", 0.93), ("nde_bearing", 0.9),
+                        ("terminal_box", 0.92), ("de_bearing", 0.9), ("coupling", 0.5)):
+            m = self.masks[name]
+            eps = eps * (1 - m) + e * m
+        self.emissivity = eps
+
+        # Detector fixed pattern (non-uniformity correction residuals).
+        f = profile.fpn_scale
+        det = make_rng(asset.calibration.camera_seed, "fpn")
+        self.col_off = det.normal(0.0, 0.12 * f, FRAME_WIDTH).astype(np.float32)[None, :]
+        self.row_off = det.normal(0.0, 0.06 * f, FRAME_HEIGHT).astype(np.float32)[:, None]
+        self.pix_gain = (1.0 + det.normal(0.0, 0.003 * f, FRAME_SHAPE)).astype(np.float32)
+        r2 = ((xx - FRAME_WIDTH / 2) / (FRAME_WIDTH / 2)) ** 2 + ((yy - FRAME_HEIGHT / 2) / (FRAME_HEIGHT / 2)) ** 2
+        self.vignette = (det.choice([-1.0, 1.0]) * 0.35 * f * r2).astype(np.float32)
+
+    def scene_c(self, s: Snapshot, rng: np.random.Generator | None = None) -> np.ndarray:
+        """True scene temperature (degC) before emissivity, optics and detector."""
+        amb = s.ambient_c
+        e = s.effect
+        T = amb + self.background
+        layers: list[tuple[str, np.ndarray | float]] = [("base", amb + 1.0)]
+        if self.asset.asset_type == "pump":
+            driven = np.full(FRAME_SHAPE, s.driven_c, np.float32)
+            if self.inlet is not None and s.fault == "cavitation":
+                cool = -2.5 * e * self.inlet
+                if rng is not None:
+                    mottle = ndimage.gaussian_filter(rng.standard_normal(FRAME_SHAPE).astype(np.float32), 1.5)
+                    cool = cool + 1.5 * e * mottle * self.inlet
+                driven = driven + cool
+            layers.append(("driven", driven))
+        else:
+            layers.append(("driven", s.driven_c))
+        body_rise = 0.5 * (s.winding_c - amb)
+        body = amb + body_rise * (0.85 + 0.3 * self.u_body) * self.fins
+        if s.fault == "cooling_failure":
+            body = body + 6.0 * e * self.u_body
+        layers.append(("motor_body", body))
+        layers.append(("nde_bearing", amb + 0.85 * (s.nde_c - amb) * (0.8 + 0.4 * self.nde_core)))
+        tbox = amb + 0.3 * (s.winding_c - amb) + s.hotspot_k * self.lug
+        layers.append(("terminal_box", tbox))
+        layers.append(("de_bearing", amb + 0.85 * (s.bearing_c - amb) * (0.8 + 0.4 * self.de_core)))
+        layers.append(("coupling", s.coupling_c))
+        for name, val in layers:
+            m = self.masks[name]
+            T = T * (1 - m) + m * val
+        if rng is not None and rng.random() < 0.02 * self.profile.confounder_rate:
+            # A person or vehicle passing in front of the camera.
+            cx, cy = rng.uniform(0, FRAME_WIDTH), rng.uniform(20, FRAME_HEIGHT)
+            m = _gauss(self.xx, self.yy, cx, cy, rng.uniform(4, 10), rng.uniform(10, 25))
+            T = T * (1 - m) + m * 31.0
+        return T.astype(np.float32)
+
+    def render(self, s: Snapshot, drift: DriftState, rng: np.random.Generator) -> np.ndarray:
+        """One ``uint16`` centikelvin frame of shape ``(120, 160)``."""
+        T = self.scene_c(s, rng)
+        apparent = self.emissivity * T + (1.0 - self.emissivity) * s.ambient_c
+        img = ndimage.gaussian_filter(apparent, BLUR_SIGMA_PX, mode="nearest")
+        jit = self.profile.pose_jitter_px
+        if jit > 0:
+            dy, dx = rng.normal(0.0, jit, 2)
+            img = _shift_bilinear(img, float(dy), float(dx))
+        cal = self.asset.calibration
+        gain = self.pix_gain * cal.camera_gain * float(drift.camera_gain)
+        meas = (img * gain + self.col_off + self.row_off + self.vignette + cal.camera_offset_k
+                + float(drift.camera_offset_k) + rng.normal(0.0, self.profile.netd_k, FRAME_SHAPE))
+        ck = np.rint((meas + KELVIN) * 100.0)
+        return np.clip(ck, 0, 65535).astype(np.uint16)
