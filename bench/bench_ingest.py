@@ -1,0 +1,347 @@
+"""Ingestion benchmarks: latency file-closed -> entry in Redis, CPU, RSS, backlog, soak.
+
+Runs the real job (embedded MiniCluster, tuned defaults unless overridden) against the real
+Redis on 127.0.0.1:6379 and a gateway emulator that writes blobs + manifests at a fixed rate.
+
+    python bench/bench_ingest.py thermal --rate 200 --seconds 20      # 200 frames/s over 10 assets
+    python bench/bench_ingest.py plc --rate 2000 --seconds 20          # 2,000 PLC rows/s, 10 assets
+    python bench/bench_ingest.py mixed --seconds 20                    # 50 fps thermal + audio, 10 assets
+    python bench/bench_ingest.py backlog --count 3000                  # frames waiting before start
+    python bench/bench_ingest.py soak --count 40000                    # many manifests: scan CPU, memory
+    ... --flink scan_interval_ms=100 --flink execution_mode=process   # compare with other settings
+
+Latency = Redis entry id time (server clock, same machine) - mtime of the blob when it was
+renamed into place (file closed). Prints one JSON line of results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from linewatch.contract import StreamNames  # noqa: E402
+from pipeline.flink_config import FlinkSettings  # noqa: E402
+from pipeline.job import IngestConfig  # noqa: E402
+from pipeline.landing import ManifestWriter, format_time_ms  # noqa: E402
+from pipeline.runner import IngestJob, JobSpec  # noqa: E402
+
+ASSETS = [f"BEN-{i:02d}" for i in range(10)]
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_tree(root: int) -> list[int]:
+    pids, frontier = [root], [root]
+    while frontier:
+        pid = frontier.pop()
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        for c in children:
+            pids.append(int(c))
+            frontier.append(int(c))
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK
+        except OSError:
+            pass
+    return total
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def registry(landing: Path) -> None:
+    from linewatch.simulator.tags import PLC_TAGS
+
+    assets = [{"asset_id": a, "asset_type": "pump", "regions": {},
+               "tags": [{"tag": f"{a}.{t}", "name": t, "unit": "", "valid_min": -1e9, "valid_max": 1e9}
+                        for t in PLC_TAGS]} for a in ASSETS]
+    (landing / "assets.json").write_text(json.dumps({"assets": assets, "audio": {"sample_rate_hz": 16000}}))
+
+
+def tiff(seed: int) -> bytes:
+    import tifffile
+
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    tifffile.imwrite(buf, (29315 + rng.integers(0, 800, (120, 160))).astype(np.uint16))
+    return buf.getvalue()
+
+
+def wav(seed: int) -> bytes:
+    import soundfile
+
+    buf = io.BytesIO()
+    soundfile.write(buf, (np.random.default_rng(seed).standard_normal(16000) * 0.05).astype(np.float32), 16000,
+                    format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+class Gateway:
+    """Writes blobs and one manifest per tick (default 10 ms) with what closed in that tick."""
+
+    def __init__(self, landing: Path) -> None:
+        self.writer = ManifestWriter(landing, epoch=int(time.time() * 1000))
+        self.frame = tiff(1)
+        self.clip = wav(2)
+        self.closed: dict[str, float] = {}  # rel path -> close time (s, wall)
+        self.n = 0
+
+    def thermal(self, asset: str, t_ms: int):  # type: ignore[no-untyped-def]
+        rel = f"thermal/frames/{asset}/{asset}-{t_ms}.tiff"
+        return self.writer.write_blob(rel, self.frame, asset, t_ms)
+
+    def audio(self, asset: str, t_ms: int):  # type: ignore[no-untyped-def]
+        return self.writer.write_blob(f"audio/clips/{asset}/{asset}-{t_ms}.wav", self.clip, asset, t_ms)
+
+    def plc(self, asset: str, t0_ms: int, rows: int, period_ms: int):  # type: ignore[no-untyped-def]
+        from linewatch.simulator.tags import PLC_TAGS
+
+        lines = ["timestamp,tag,value,quality,unit"]
+        for i in range(rows):
+            ts = t0_ms + (i * period_ms) // rows
+            lines.append(f"{format_time_ms(ts)},{asset}.{PLC_TAGS[i % len(PLC_TAGS)]},{10 + i % 7},Good,")
+        data = ("\n".join(lines) + "\n").encode()
+        return self.writer.write_blob(f"plc/plc-{asset}-{t0_ms}.csv", data, asset, t0_ms, end_ms=t0_ms + period_ms)
+
+
+def start_job(landing: Path, prefix: str, work: Path, flink: dict[str, str]) -> IngestJob:
+    settings = FlinkSettings(**{k: (json.loads(v) if v[:1].isdigit() else v) for k, v in flink.items()})
+    config = IngestConfig(landing=str(landing), redis_url="redis://127.0.0.1:6379/0", prefix=prefix, shards=4,
+                          janitor_settle_s=0.0 if settings.checkpoint_interval_ms else 1.0,
+                          checkpoint_dir=str(work / "checkpoints"))
+    job = IngestJob(JobSpec(ingest=config, flink=settings, checkpoint_dir=work / "checkpoints"), work_dir=work / "run")
+    t0 = time.monotonic()
+    job.start()
+    ready = job.wait_ready(120)
+    print(f"# job running after {time.monotonic() - t0:.1f}s (probe {ready:.2f}s)", file=sys.stderr)
+    return job
+
+
+def latencies(client: redis.Redis, names: StreamNames, closed: dict[str, float], modality: str,
+              after: float = 0.0) -> list[float]:
+    """Latencies of entries whose source file closed after ``after`` (wall-clock s; warm-up excluded)."""
+    out = []
+    for shard in range(names.shards):
+        for eid, fields in client.xrange(names.features_shard(modality, shard)):
+            source = json.loads(fields[b"body"])["source"]
+            if source in closed and closed[source] >= after:
+                out.append(int(eid.split(b"-")[0]) - closed[source] * 1000)
+    return out
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    a = np.asarray(values)
+    return {"n": int(a.size), "p50_ms": round(float(np.percentile(a, 50)), 1),
+            "p99_ms": round(float(np.percentile(a, 99)), 1), "max_ms": round(float(a.max()), 1)}
+
+
+def run_rate(args: argparse.Namespace, landing: Path, job: IngestJob, names: StreamNames, client: redis.Redis) -> dict:
+    gw = Gateway(landing)
+    tick = args.tick_ms / 1000
+    thermal_per_tick = args.rate * tick if args.mode == "thermal" else (50 * len(ASSETS) * tick if args.mode == "mixed" else 0)
+    plc_period_ms = 100
+    pids = proc_tree(job.process.pid)  # type: ignore[union-attr]
+    cpu0, t_start = cpu_seconds(pids), time.monotonic()
+    warm_until = time.time() + args.warmup
+    credit_thermal = 0.0
+    next_plc = next_audio = time.monotonic()
+    k = 0
+    deadline = time.monotonic() + args.seconds
+    while time.monotonic() < deadline:
+        now_ms = int(time.time() * 1000)
+        batch = []
+        credit_thermal += thermal_per_tick
+        while credit_thermal >= 1:
+            credit_thermal -= 1
+            batch.append(gw.thermal(ASSETS[k % len(ASSETS)], now_ms + k // len(ASSETS) % 1000))
+            k += 1
+        if args.mode == "mixed" and time.monotonic() >= next_audio:
+            next_audio += 1.0
+            batch += [gw.audio(a, now_ms) for a in ASSETS]
+        if args.mode == "plc" and time.monotonic() >= next_plc:
+            next_plc += plc_period_ms / 1000
+            rows = max(1, int(args.rate * plc_period_ms / 1000 / len(ASSETS)))
+            t0 = now_ms // plc_period_ms * plc_period_ms
+            batch += [gw.plc(a, t0, rows, plc_period_ms) for a in ASSETS]
+        if batch:
+            for e in batch:
+                gw.closed[e.path] = os.stat(landing / e.path).st_mtime
+            gw.writer.publish(batch)
+        time.sleep(max(0.0, tick - (time.monotonic() - (deadline - args.seconds)) % tick))
+    elapsed = time.monotonic() - t_start
+    cpu = cpu_seconds(pids) - cpu0
+    time.sleep(1.5)
+    result: dict[str, object] = {"mode": args.mode, "rate": args.rate, "seconds": args.seconds,
+                                 "warmup_s": args.warmup, "tick_ms": args.tick_ms,
+                                 "job_cpu_cores": round(cpu / elapsed, 2)}
+    for modality in ("thermal", "audio", "plc"):
+        lat = latencies(client, names, gw.closed, modality, warm_until)
+        if lat:
+            result[modality] = stats(lat)
+    result["rss_mb"] = {f"{comm(p)}:{p}": round(rss_mb(p)) for p in pids}
+    return result
+
+
+def run_backlog(args: argparse.Namespace, landing: Path, prefix: str, work: Path, names: StreamNames,
+                client: redis.Redis) -> dict:
+    gw = Gateway(landing)
+    base = int(time.time() * 1000)
+    entries = [gw.thermal(ASSETS[i % len(ASSETS)], base + i) for i in range(args.count)]
+    for start in range(0, len(entries), 50):
+        gw.writer.publish(entries[start:start + 50])
+    job = start_job(landing, prefix, work, dict(args.flink))
+    t0 = time.monotonic()
+    done = 0
+    try:
+        while time.monotonic() - t0 < 600:
+            done = sum(client.xlen(names.features_shard("thermal", s)) for s in range(names.shards))
+            if done >= args.count:
+                break
+            time.sleep(0.05)
+        elapsed = time.monotonic() - t0
+        return {"mode": "backlog", "frames": args.count, "done": done, "seconds": round(elapsed, 1),
+                "frames_per_s": round(done / elapsed, 1)}
+    finally:
+        job.stop()
+
+
+def run_soak(args: argparse.Namespace, landing: Path, job: IngestJob, client: redis.Redis) -> dict:
+    """Publish ``count`` tiny manifests (one PLC line each) as fast as the job takes them; sample
+    the JVM's CPU while idle and its RSS before/after (the enumerator keeps every path)."""
+    gw = Gateway(landing)
+    pids = proc_tree(job.process.pid)  # type: ignore[union-attr]
+    java = [p for p in pids if comm(p) == "java"]
+
+    def idle_cpu(seconds: float = 5.0) -> float:
+        c0 = cpu_seconds(pids)
+        time.sleep(seconds)
+        return round((cpu_seconds(pids) - c0) / seconds, 3)
+
+    def heap_mb() -> float:
+        import subprocess
+
+        if not java:
+            return 0.0
+        out = subprocess.run(["jcmd", str(java[0]), "GC.heap_info"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if "used" in line and ("garbage-first heap" in line or "total" in line):
+                for part in line.replace(",", " ").split():
+                    if part.endswith("K") and part[:-1].isdigit():
+                        return round(int(part[:-1]) / 1024, 1)
+        return 0.0
+
+    def gc() -> None:
+        import subprocess
+
+        if java:
+            subprocess.run(["jcmd", str(java[0]), "GC.run"], capture_output=True)
+
+    samples = []
+    gc()
+    samples.append({"manifests": 0, "idle_cpu_cores": idle_cpu(), "jvm_rss_mb": round(rss_mb(java[0])) if java else 0,
+                    "heap_used_mb": heap_mb()})
+    base = int(time.time() * 1000) // 100 * 100
+    published = 0
+    step = args.count // 4
+    for part in range(4):
+        pace = time.monotonic()
+        for i in range(step):
+            n = published + i
+            gw.writer.publish([gw.plc(ASSETS[n % len(ASSETS)], base + (n // len(ASSETS)) * 100, 7, 100)])
+            pace += 1 / args.rate
+            time.sleep(max(0.0, pace - time.monotonic()))  # a gateway's steady manifest rate
+        published += step
+        stats_key = f"{job.spec.ingest.prefix}:ingest:stats"
+        t0 = time.monotonic()
+        while int(client.hget(stats_key, "blobs.plc") or 0) < published and time.monotonic() - t0 < 900:
+            time.sleep(0.2)
+        # wait for the janitor to archive what is done (listing cost back to ~0 files)
+        t0 = time.monotonic()
+        while len(os.listdir(landing / "manifests")) > 10 and time.monotonic() - t0 < 120:
+            time.sleep(0.5)
+        gc()
+        samples.append({"manifests": published, "left_in_dir": len(os.listdir(landing / "manifests")),
+                        "idle_cpu_cores": idle_cpu(), "jvm_rss_mb": round(rss_mb(java[0])) if java else 0,
+                        "heap_used_mb": heap_mb()})
+        print(f"# {samples[-1]}", file=sys.stderr)
+    return {"mode": "soak", "samples": samples}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=["thermal", "plc", "mixed", "backlog", "soak"])
+    parser.add_argument("--rate", type=int, default=200, help="records/s (thermal: frames, plc: rows)")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--count", type=int, default=3000)
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds excluded from latency stats")
+    parser.add_argument("--tick-ms", type=float, default=10, help="gateway: one manifest per tick")
+    parser.add_argument("--flink", action="append", default=[], type=lambda s: s.split("=", 1),
+                        help="FlinkSettings override, e.g. scan_interval_ms=100")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="lw-bench-"))
+    landing = work / "landing"
+    landing.mkdir()
+    registry(landing)
+    prefix = f"bench{uuid.uuid4().hex[:6]}"
+    names = StreamNames(prefix=prefix, shards=4)
+    client = redis.Redis()
+    try:
+        if args.mode == "backlog":
+            result = run_backlog(args, landing, prefix, work, names, client)
+        else:
+            job = start_job(landing, prefix, work, dict(args.flink))
+            try:
+                result = run_soak(args, landing, job, client) if args.mode == "soak" else run_rate(
+                    args, landing, job, names, client)
+            finally:
+                job.stop()
+        result["flink"] = dict(args.flink)
+        print(json.dumps(result))
+    finally:
+        keys = list(client.scan_iter(f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    main()

@@ -1,0 +1,88 @@
+"""Entry point of the ingestion job: embedded MiniCluster or ``flink run -py`` on a cluster.
+
+Reads a job spec (JSON, written by :mod:`pipeline.runner`)::
+
+    python -m pipeline.ingest_job --spec spec.json            # embedded MiniCluster, blocks
+    $PF/bin/flink run -d -py pipeline/ingest_job.py --spec spec.json --cluster
+
+Embedded: prints ``JOB_ID <id>`` once submitted, runs until SIGTERM/SIGINT, then cancels the
+job (its last checkpoint is retained, so the next start resumes from it) and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import site
+import sys
+import threading
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def python_path() -> str:
+    """What the embedded interpreter of thread mode must see: the venv and the project."""
+    parts = [str(PROJECT_ROOT), *site.getsitepackages()]
+    if os.environ.get("PYTHONPATH"):
+        parts.append(os.environ["PYTHONPATH"])
+    return os.pathsep.join(dict.fromkeys(parts))
+
+
+def make_environment(spec: dict, cluster: bool):  # type: ignore[no-untyped-def]
+    from pyflink.common import Configuration
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    conf = Configuration()
+    for key, value in spec["flink_conf"].items():
+        conf.set_string(key, str(value))
+    # cluster: the TaskManagers import pipeline/linewatch through their PYTHONPATH
+    # (pipeline.cluster sets it on this machine; on remote workers install the package there)
+    return StreamExecutionEnvironment.get_execution_environment(conf)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, type=Path, help="job spec JSON written by pipeline.runner")
+    parser.add_argument("--cluster", action="store_true", help="submitted with `flink run`: submit and return")
+    args = parser.parse_args(argv)
+    spec = json.loads(args.spec.read_text())
+    if not args.cluster:
+        os.environ["PYTHONPATH"] = python_path()  # before the JVM starts: thread mode imports pemja
+    sys.path.insert(0, str(PROJECT_ROOT))
+    from pipeline.job import IngestConfig, build_job
+
+    config = IngestConfig.from_json(json.dumps(spec["ingest"]))
+    env = make_environment(spec, args.cluster)
+    build_job(env, config, int(spec["scan_interval_ms"]))
+    client = env.execute_async(spec.get("job_name", "linewatch-ingest"))
+    job_id = str(client.get_job_id())
+    print(f"JOB_ID {job_id}", flush=True)
+    if args.cluster:
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    announced = False
+    while not stop.wait(0.1 if not announced else 0.5):
+        status = client.get_job_status().result().name
+        if status == "RUNNING" and not announced:
+            print(f"JOB_RUNNING {job_id}", flush=True)
+            announced = True
+        if status in ("FAILED", "FINISHED", "CANCELED"):
+            print(f"JOB_STATUS {status}", flush=True)
+            return 1 if status == "FAILED" else 0
+    try:
+        client.cancel().result()
+    except Exception as exc:  # noqa: BLE001 - already gone
+        print(f"cancel: {exc}", file=sys.stderr, flush=True)
+    print("JOB_STATUS CANCELED", flush=True)
+    time.sleep(0)  # let the gateway flush its output
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,540 @@
+"""The landing-zone contract: manifests, claim-check paths, archiving (docs/ingestion.md).
+
+A gateway writes each closed data file ("blob": a rolling PLC CSV, an alarm log, a thermal
+frame, an audio clip) under a hidden name (``.name.tmp``) and renames it into place, then
+publishes one JSON manifest line per blob in a new file under ``manifests/`` (again hidden,
+then renamed). The Flink job only ever lists ``manifests/``; it reads each blob by the path in
+its manifest line (claim-check), so every dead letter names ``path`` (and ``:line``).
+
+>>> entry = parse_manifest_line(
+...     '{"asset_id":"PMP-01","timestamp":"2026-11-29T14:00:00.000Z",'
+...     '"path":"thermal/frames/PMP-01/PMP-01-1.tiff","bytes":38528,"seq":3,"epoch":7}')
+>>> entry.kind, entry.event_time_ms, entry.seq
+('thermal', 1795960800000, 3)
+>>> parse_manifest_line('{"asset_id": "PMP-01"')
+Traceback (most recent call last):
+...
+pipeline.landing.ManifestError: manifest line is not valid JSON (truncated or half-written?): ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+from linewatch.contract import DeadLetterReason
+
+#: Top-level landing directory -> kind of blob. The kind picks the decoder.
+KIND_BY_DIR: dict[str, str] = {"plc": "plc", "alarms": "alarms", "thermal": "thermal", "audio": "audio"}
+KINDS: tuple[str, ...] = ("plc", "alarms", "thermal", "audio")
+#: Kind -> the contract modality whose stream it feeds (alarms feed the PLC windows).
+MODALITY_OF_KIND: dict[str, str] = {"plc": "plc", "alarms": "plc", "thermal": "thermal", "audio": "audio"}
+HIDDEN_PREFIXES: tuple[str, ...] = (".", "_")  # names Flink's FileSource skips
+
+
+class ManifestError(ValueError):
+    """A manifest line or the blob it references violates the landing-zone contract."""
+
+    def __init__(self, reason: DeadLetterReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def parse_time_ms(text: str) -> int:
+    """ISO-8601 UTC (``2026-11-29T14:00:00.100Z``) or epoch milliseconds -> epoch ms.
+
+    >>> parse_time_ms("2026-11-29T14:00:00.100Z")
+    1795960800100
+    >>> parse_time_ms("1795960800100")
+    1795960800100
+    """
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(round(moment.timestamp() * 1000))
+
+
+def format_time_ms(ms: int) -> str:
+    """Epoch ms -> ``2026-11-29T14:00:00.100Z``.
+
+    >>> format_time_ms(1795960800100)
+    '2026-11-29T14:00:00.100Z'
+    """
+    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One manifest line: a closed blob of one asset.
+
+    ``seq`` counts an asset's blobs of one modality (0, 1, 2, ...; alarm logs and PLC files
+    share one sequence because they feed the same windows) within a gateway ``epoch``
+    (any integer that grows when the gateway restarts, e.g. its start time in ms); the job
+    uses them to restore per-asset order when several manifests arrive in one scan.
+    ``end_ms`` (optional) is the exclusive end of the event time a rolling file covers: it
+    lets PLC windows close as soon as the file is read.
+    """
+
+    asset_id: str
+    event_time_ms: int
+    path: str
+    kind: str
+    nbytes: int | None = None
+    sha256: str | None = None
+    seq: int | None = None
+    epoch: int = 0
+    end_ms: int | None = None
+
+    def to_json(self) -> str:
+        data: dict[str, object] = {
+            "asset_id": self.asset_id,
+            "timestamp": format_time_ms(self.event_time_ms),
+            "path": self.path,
+        }
+        if self.nbytes is not None:
+            data["bytes"] = self.nbytes
+        if self.sha256 is not None:
+            data["sha256"] = self.sha256
+        if self.seq is not None:
+            data["seq"] = self.seq
+            data["epoch"] = self.epoch
+        if self.end_ms is not None:
+            data["end"] = format_time_ms(self.end_ms)
+        return json.dumps(data, separators=(",", ":"))
+
+
+def kind_of_path(path: str) -> str | None:
+    """Kind of a landing-relative blob path from its first directory (None if unknown)."""
+    first = PurePosixPath(path).parts[0] if path else ""
+    return KIND_BY_DIR.get(first)
+
+
+def parse_manifest_line(line: str) -> ManifestEntry:
+    """Validate one manifest line; raises :class:`ManifestError` with a dead-letter reason."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(
+            DeadLetterReason.TRUNCATED if line.lstrip().startswith("{") else DeadLetterReason.DECODE_ERROR,
+            f"manifest line is not valid JSON (truncated or half-written?): {exc}; gateways must write "
+            "manifests under a hidden name and rename them when complete",
+        ) from exc
+    if not isinstance(data, dict):
+        raise ManifestError(DeadLetterReason.SCHEMA_ERROR, "manifest line must be a JSON object")
+    missing = [k for k in ("asset_id", "timestamp", "path") if k not in data]
+    if missing:
+        raise ManifestError(DeadLetterReason.SCHEMA_ERROR, f"manifest line lacks {missing}")
+    asset_id, path = data["asset_id"], data["path"]
+    if not isinstance(asset_id, str) or not asset_id or not isinstance(path, str) or not path:
+        raise ManifestError(DeadLetterReason.SCHEMA_ERROR, "asset_id and path must be non-empty strings")
+    kind = data.get("kind") or kind_of_path(path)
+    if kind not in KINDS:
+        raise ManifestError(
+            DeadLetterReason.SCHEMA_ERROR,
+            f"cannot tell the kind of {path!r}: put it under one of {sorted(KIND_BY_DIR)}/ or add \"kind\"",
+        )
+    try:
+        event_time_ms = parse_time_ms(str(data["timestamp"]))
+        end_ms = parse_time_ms(str(data["end"])) if data.get("end") is not None else None
+    except ValueError as exc:
+        raise ManifestError(DeadLetterReason.SCHEMA_ERROR, f"bad timestamp in manifest line: {exc}") from exc
+    seq, epoch, nbytes = data.get("seq"), data.get("epoch", 0), data.get("bytes")
+    for name, value in (("seq", seq), ("bytes", nbytes)):
+        if value is not None and (not isinstance(value, int) or value < 0):
+            raise ManifestError(DeadLetterReason.SCHEMA_ERROR, f"{name} must be a non-negative integer")
+    if not isinstance(epoch, int):
+        raise ManifestError(DeadLetterReason.SCHEMA_ERROR, "epoch must be an integer")
+    sha = data.get("sha256")
+    return ManifestEntry(
+        asset_id=asset_id, event_time_ms=event_time_ms, path=path, kind=kind, nbytes=nbytes,
+        sha256=sha if isinstance(sha, str) else None, seq=seq, epoch=epoch, end_ms=end_ms,
+    )
+
+
+def manifest_asset(line: str) -> str:
+    """Cheap key for ``key_by``: the asset id of a manifest line, ``""`` if unreadable."""
+    try:
+        data = json.loads(line)
+        asset = data.get("asset_id") if isinstance(data, dict) else None
+        return asset if isinstance(asset, str) else ""
+    except (json.JSONDecodeError, ValueError):
+        return ""
+
+
+def archive_bucket(now_s: float) -> str:
+    """Hour bucket of the archive (``2026112914``): retention removes whole buckets."""
+    return time.strftime("%Y%m%d%H", time.gmtime(now_s))
+
+
+@dataclass(frozen=True)
+class LandingZone:
+    """Paths of one landing zone and the safe operations the job performs on it."""
+
+    root: Path
+    manifest_dir: str = "manifests"
+    archive_dir: str = "archive"
+
+    def _root_resolved(self) -> Path:
+        cached = self.__dict__.get("_root_cache")
+        if cached is None:
+            cached = self.root.resolve()
+            object.__setattr__(self, "_root_cache", cached)
+        return cached
+
+    @property
+    def manifests(self) -> Path:
+        return self.root / self.manifest_dir
+
+    @property
+    def archive(self) -> Path:
+        return self.root / self.archive_dir
+
+    def resolve(self, rel: str) -> Path:
+        """Absolute path of a blob named in a manifest, refusing anything outside the zone."""
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts or rel.startswith("~"):
+            raise ManifestError(
+                DeadLetterReason.PATH_OUTSIDE_LANDING,
+                f"manifest path {rel!r} is absolute or climbs out with '..': use a path relative to the landing zone",
+            )
+        if pure.parts and pure.parts[0] in (self.manifest_dir, self.archive_dir):
+            raise ManifestError(
+                DeadLetterReason.PATH_OUTSIDE_LANDING, f"manifest path {rel!r} points into {pure.parts[0]}/, not at a blob"
+            )
+        root = self.root.resolve()
+        full = (root / pure).resolve()
+        if full != root and root not in full.parents:
+            raise ManifestError(
+                DeadLetterReason.PATH_OUTSIDE_LANDING, f"manifest path {rel!r} resolves outside the landing zone (symlink?)"
+            )
+        return full
+
+    def locate(self, rel: str, now_s: float | None = None, buckets: int = 3) -> Path:
+        """The blob in the landing zone, else its archived copy (a replay after a restart).
+
+        Raises :class:`ManifestError` (MISSING_FILE) if neither exists.
+        """
+        full = self.resolve(rel)
+        if full.is_file():
+            return full
+        now_s = time.time() if now_s is None else now_s
+        for back in range(buckets):
+            candidate = self.archive / archive_bucket(now_s - 3600 * back) / rel
+            if candidate.is_file():
+                return candidate
+        if self.archive.is_dir():  # an older replay: look in every bucket, newest first
+            for bucket in sorted(self.archive.iterdir(), reverse=True):
+                candidate = bucket / rel
+                if candidate.is_file():
+                    return candidate
+        raise ManifestError(
+            DeadLetterReason.MISSING_FILE,
+            f"{rel} is named in a manifest but exists neither in the landing zone nor in {self.archive_dir}/",
+        )
+
+    def archive_file(self, path: Path, now_s: float | None = None) -> Path | None:
+        """Move a processed blob (or manifest) under ``archive/<hour>/<same relative path>``.
+
+        Returns the new path, or None if it was already moved (another attempt or a replay).
+        """
+        root = self._root_resolved()
+        try:
+            rel = path.relative_to(root) if path.is_absolute() else path.resolve().relative_to(root)
+        except ValueError:
+            try:
+                rel = path.resolve().relative_to(root)
+            except ValueError:
+                return None
+        if rel.parts and rel.parts[0] == self.archive_dir:
+            return None
+        target = self.archive / archive_bucket(time.time() if now_s is None else now_s) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(path, target)
+        except FileNotFoundError:
+            return None
+        return target
+
+    def prune_archive(self, retention_s: float, now_s: float | None = None) -> int:
+        """Delete archive hour-buckets older than ``retention_s``; returns how many were removed."""
+        if retention_s <= 0 or not self.archive.is_dir():
+            return 0
+        now_s = time.time() if now_s is None else now_s
+        oldest_kept = archive_bucket(now_s - retention_s)
+        removed = 0
+        for bucket in self.archive.iterdir():
+            if bucket.is_dir() and bucket.name.isdigit() and bucket.name < oldest_kept:
+                shutil.rmtree(bucket, ignore_errors=True)
+                removed += 1
+        return removed
+
+    def manifest_done(self, manifest: Path) -> bool:
+        """True when no blob the manifest names is still in the landing zone (all handled)."""
+        try:
+            text = manifest.read_text(errors="replace")
+        except FileNotFoundError:
+            return False
+        for line in text.splitlines():
+            try:
+                entry = parse_manifest_line(line)
+                if self.resolve(entry.path).exists():
+                    return False
+            except ManifestError:
+                continue  # a bad line is dead-lettered by the job and blocks nothing
+        return True
+
+
+@dataclass
+class Janitor:
+    """Archives finished manifests (so the FileSource's scans stay cheap) and prunes the archive.
+
+    A manifest is archived once every blob it names has left the landing zone *and* at least
+    ``settle_s`` has passed since that was first seen *and* (with ``checkpoint_dir``) a
+    checkpoint completed after that moment: a restore then never looks for a moved manifest,
+    and never rolls the job's state back to before a manifest it can no longer re-read.
+    """
+
+    zone: LandingZone
+    settle_s: float
+    retention_s: float
+    checkpoint_dir: Path | None = None
+    _done_since: dict[str, float] = field(default_factory=dict)
+    waiting: int = 0  # manifests left in the directory after the last pass
+
+    def run_once(self, now_s: float | None = None) -> int:
+        """One pass; returns the number of manifests archived."""
+        now_s = time.time() if now_s is None else now_s
+        archived = 0
+        seen: set[str] = set()
+        checkpointed = newest_checkpoint_time(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        try:
+            names = [n for n in os.listdir(self.zone.manifests) if not n.startswith(HIDDEN_PREFIXES)]
+        except FileNotFoundError:
+            return 0
+        for name in names:
+            seen.add(name)
+            path = self.zone.manifests / name
+            since = self._done_since.get(name)
+            if since is None:
+                if self.zone.manifest_done(path):
+                    self._done_since[name] = now_s
+                    since = now_s
+                else:
+                    continue
+            if now_s - since >= self.settle_s and (
+                self.checkpoint_dir is None or (checkpointed is not None and checkpointed > since)
+            ):
+                self.zone.archive_file(path, now_s)
+                self._done_since.pop(name, None)
+                archived += 1
+        for name in list(self._done_since):
+            if name not in seen:
+                del self._done_since[name]
+        self.waiting = len(names) - archived
+        self.zone.prune_archive(self.retention_s, now_s)
+        return archived
+
+
+STAGING_DIR = ".staging"
+"""Hidden directory at the landing root where manifests are written before they are renamed in."""
+
+
+def newest_checkpoint_time(checkpoint_dir: Path) -> float | None:
+    """mtime of the newest completed checkpoint (``<dir>/<job>/chk-N/_metadata``), None if none."""
+    newest: float | None = None
+    try:
+        jobs = list(os.scandir(checkpoint_dir))
+    except FileNotFoundError:
+        return None
+    for job in jobs:
+        if not job.is_dir():
+            continue
+        try:
+            for chk in os.scandir(job.path):
+                if chk.name.startswith("chk-"):
+                    try:
+                        mtime = os.stat(os.path.join(chk.path, "_metadata")).st_mtime
+                    except FileNotFoundError:
+                        continue
+                    newest = mtime if newest is None else max(newest, mtime)
+        except FileNotFoundError:
+            continue
+    return newest
+
+
+def atomic_write(path: Path, data: bytes, staging: Path | None = None) -> None:
+    """Write ``data`` as ``.<name>.tmp`` (beside ``path``, or in ``staging``), then rename it into place.
+
+    Manifests must be staged *outside* the watched directory: Flink's enumerator lists the
+    directory and then stats every entry, and a temporary file renamed away in between makes
+    the whole scan fail (measured: scans fail and discovery stalls under a steady stream of them).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if staging is not None:
+        staging.mkdir(parents=True, exist_ok=True)
+    tmp = (staging or path.parent) / f".{path.name}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+@dataclass
+class ManifestWriter:
+    """Gateway side of the contract: write blobs atomically and publish manifest lines.
+
+    Used by tests and benchmarks, and the reference for gateways (and the simulator).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     w = ManifestWriter(Path(d), epoch=1)
+    ...     e = w.write_blob("thermal/frames/A/A-1.tiff", b"xx", "A", 1_000)
+    ...     m = w.publish([e])
+    ...     (e.seq, m.parent.name, m.read_text().count("\\n"))
+    (0, 'manifests', 1)
+    """
+
+    landing: Path
+    epoch: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
+    manifest_dir: str = "manifests"
+    name_prefix: str = "gw"
+    _seq: dict[tuple[str, str], int] = field(default_factory=dict)
+    _count: int = 0
+
+    def next_seq(self, asset_id: str, kind: str) -> int:
+        """Next ``seq`` of an asset's sequence: one per modality (alarm logs share PLC's)."""
+        key = (asset_id, MODALITY_OF_KIND.get(kind, kind))
+        seq = self._seq.get(key, 0)
+        self._seq[key] = seq + 1
+        return seq
+
+    def write_blob(
+        self, rel: str, data: bytes, asset_id: str, event_time_ms: int, end_ms: int | None = None, checksum: bool = True
+    ) -> ManifestEntry:
+        """Write one blob atomically and return its manifest entry (not yet published)."""
+        atomic_write(self.landing / rel, data)
+        kind = kind_of_path(rel)
+        if kind is None:
+            raise ValueError(f"{rel!r} is not under one of {sorted(KIND_BY_DIR)}/")
+        return ManifestEntry(
+            asset_id=asset_id, event_time_ms=event_time_ms, path=rel, kind=kind, nbytes=len(data),
+            sha256=hashlib.sha256(data).hexdigest() if checksum else None,
+            seq=self.next_seq(asset_id, kind), epoch=self.epoch, end_ms=end_ms,
+        )
+
+    def publish(self, entries: Iterable[ManifestEntry], raw_lines: Iterable[str] = ()) -> Path:
+        """Write one manifest file with ``entries`` (plus ``raw_lines`` verbatim), atomically."""
+        lines = [e.to_json() for e in entries] + list(raw_lines)
+        self._count += 1
+        name = f"{self.name_prefix}-{self.epoch}-{self._count:09d}.jsonl"
+        path = self.landing / self.manifest_dir / name
+        atomic_write(path, ("\n".join(lines) + "\n").encode(), staging=self.landing / STAGING_DIR)
+        return path
+
+
+def iter_manifest_lines(paths: Iterable[Path]) -> Iterator[str]:
+    """All lines of the given manifests (tests: what the job should have seen)."""
+    for path in paths:
+        yield from path.read_text().splitlines()
+
+
+def parse_file_stamp(stamp: str) -> int:
+    """Simulator file-name stamp ``YYYYmmddTHHMMSSfff`` -> epoch ms.
+
+    >>> parse_file_stamp("20261129T140000100")
+    1795960800100
+    """
+    moment = datetime.strptime(stamp[:15], "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp()) * 1000 + int(stamp[15:18] or 0)
+
+
+def blob_identity(rel: str) -> tuple[str, int] | None:
+    """``(asset_id, event time ms)`` from a gateway/simulator blob name, None if it has none.
+
+    >>> blob_identity("plc/plc-PMP-01-20261129T140000100.csv")
+    ('PMP-01', 1795960800100)
+    >>> blob_identity("thermal/frames/PMP-01/PMP-01-20261129T140000500.tiff")
+    ('PMP-01', 1795960800500)
+    """
+    stem = PurePosixPath(rel).stem
+    asset_and_stamp = stem.split("-", 1)[1] if stem.startswith(("plc-", "alarms-")) else stem
+    asset, _, stamp = asset_and_stamp.rpartition("-")
+    if not asset or len(stamp) < 18 or stamp[8] != "T":
+        return None
+    try:
+        return asset, parse_file_stamp(stamp)
+    except ValueError:
+        return None
+
+
+@dataclass
+class SimulatorBridge:
+    """Publishes contract manifests for what the simulator writes (until it writes them itself).
+
+    Pass it as ``on_file`` to ``Factory.run_realtime``/``run_batch``: every closed PLC file,
+    alarm log, frame and clip gets a manifest line (one manifest file per call, so a frame is
+    visible to the job as soon as it is closed). The simulator's own ``thermal/manifest-*`` and
+    ``audio/manifest-*`` files are left alone (the job does not read them).
+    """
+
+    writer: ManifestWriter
+
+    def __call__(self, path: Path, kind: str) -> None:
+        if kind not in KINDS:
+            return
+        entry = self.entry_for(Path(path))
+        if entry is not None:
+            self.writer.publish([entry])
+
+    def entry_for(self, path: Path) -> ManifestEntry | None:
+        rel = path.resolve().relative_to(self.writer.landing.resolve()).as_posix()
+        ident = blob_identity(rel)
+        kind = kind_of_path(rel)
+        if ident is None or kind is None:
+            return None
+        data = path.read_bytes()
+        return ManifestEntry(
+            asset_id=ident[0], event_time_ms=ident[1], path=rel, kind=kind, nbytes=len(data),
+            sha256=hashlib.sha256(data).hexdigest(), seq=self.writer.next_seq(ident[0], kind), epoch=self.writer.epoch,
+        )
+
+
+def publish_existing(landing: Path, writer: ManifestWriter | None = None, lines_per_manifest: int = 200) -> list[ManifestEntry]:
+    """Publish manifests for every blob already in ``landing`` (a batch run of the simulator).
+
+    Blobs are listed per asset in event-time order, an asset's alarm log before its PLC file of
+    the same stamp, and get consecutive ``seq`` numbers; returns the entries in published order.
+    """
+    writer = writer or ManifestWriter(landing)
+    bridge = SimulatorBridge(writer)
+    found: list[tuple[int, int, str, Path]] = []
+    order = {"alarms": 0, "plc": 1, "thermal": 2, "audio": 3}
+    for sub in ("plc", "alarms", "thermal/frames", "audio/clips"):
+        base = landing / sub
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            if path.is_file() and not path.name.startswith(HIDDEN_PREFIXES):
+                rel = path.relative_to(landing).as_posix()
+                ident = blob_identity(rel)
+                kind = kind_of_path(rel)
+                if ident is not None and kind is not None:
+                    found.append((ident[1], order[kind], rel, path))
+    found.sort()
+    entries = [e for e in (bridge.entry_for(p) for *_, p in found) if e is not None]
+    for start in range(0, len(entries), lines_per_manifest):
+        writer.publish(entries[start:start + lines_per_manifest])
+    return entries

@@ -1,0 +1,252 @@
+"""Start and stop the ingestion job: embedded MiniCluster (a child process) or a Flink cluster.
+
+The CLI and the demo use::
+
+    job = IngestJob.from_settings(settings, redis_url)   # settings.flink: FlinkSettings (optional)
+    job.start()            # returns once the job runs (resumes from the last checkpoint)
+    job.stats()            # counters + latency the job publishes in Redis
+    job.stop()             # cancel; the last checkpoint is kept
+
+or, blocking until ``stop_event`` is set::
+
+    run_ingest(settings, stop_event)
+
+The job runs in a child Python process (``python -m pipeline.ingest_job``) so that its JVM,
+its py4j gateway and its threads never share a process with the caller; a stop is a clean
+cancel, a crash of the job is a crash of the child only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from pipeline.flink_config import FlinkSettings
+from pipeline.job import IngestConfig
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class IngestJobError(RuntimeError):
+    """The job did not start or died; the message carries the tail of its log."""
+
+
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """Newest completed checkpoint (``<dir>/<job id>/chk-N`` with ``_metadata``), or None.
+
+    >>> latest_checkpoint(Path("/nonexistent")) is None
+    True
+    """
+    if not checkpoint_dir.is_dir():
+        return None
+    best: tuple[float, Path] | None = None
+    for job_dir in checkpoint_dir.iterdir():
+        if not job_dir.is_dir():
+            continue
+        for chk in job_dir.glob("chk-*"):
+            meta = chk / "_metadata"
+            if meta.is_file():
+                mtime = meta.stat().st_mtime
+                if best is None or mtime > best[0]:
+                    best = (mtime, chk)
+    return best[1] if best else None
+
+
+@dataclass
+class JobSpec:
+    """Everything the job process needs (written as JSON next to the checkpoints)."""
+
+    ingest: IngestConfig
+    flink: FlinkSettings
+    checkpoint_dir: Path
+    restore_from: Path | None = None
+    job_name: str = "linewatch-ingest"
+
+    def flink_conf(self, python_executable: str | None = None) -> dict[str, str]:
+        conf = self.flink.flink_configuration(python_executable)
+        if self.flink.checkpoint_interval_ms > 0:
+            conf["execution.checkpointing.dir"] = self.checkpoint_dir.resolve().as_uri()
+        if self.restore_from is not None:
+            conf["execution.state-recovery.path"] = self.restore_from.resolve().as_uri()
+            conf.setdefault("execution.state-recovery.ignore-unclaimed-state", "true")
+        conf.update(self.flink.extra)
+        return conf
+
+    def to_json(self, python_executable: str | None = None) -> str:
+        return json.dumps({
+            "ingest": asdict(self.ingest),
+            "flink_conf": self.flink_conf(python_executable),
+            "scan_interval_ms": self.flink.scan_interval_ms,
+            "job_name": self.job_name,
+        }, indent=2)
+
+
+def ingest_config(settings: Any, redis_url: str, flink: FlinkSettings | None = None) -> IngestConfig:
+    """The job's :class:`IngestConfig` from linewatch ``Settings`` (or anything shaped like it)."""
+    flink = flink or getattr(settings, "flink", None) or FlinkSettings()
+    # with checkpoints the janitor waits for one that completed after the manifest was done;
+    # without, a short grace period is all it can do
+    settle = 0.0 if flink.checkpoint_interval_ms > 0 else 1.0
+    return IngestConfig(
+        landing=str(Path(settings.landing).resolve()), redis_url=redis_url, prefix=settings.streams.prefix,
+        shards=settings.streams.shards, maxlen=settings.streams.maxlen, manifest_dir=flink.manifest_dir,
+        archive_dir=flink.archive_dir, archive_retention_s=flink.archive_retention_s,
+        janitor_interval_ms=flink.janitor_interval_ms, janitor_settle_s=settle,
+        reorder_timeout_ms=flink.reorder_timeout_ms, dedup_ttl_s=flink.dedup_ttl_s,
+        metrics_interval_ms=flink.metrics_interval_ms,
+        checkpoint_dir=str(flink.resolved_checkpoint_dir(settings.data_dir).resolve())
+        if flink.checkpoint_interval_ms > 0 else None,
+    )
+
+
+class IngestJob:
+    """The ingestion job in an embedded MiniCluster, run by a child process."""
+
+    def __init__(self, spec: JobSpec, work_dir: Path | None = None, python: str | None = None) -> None:
+        self.spec = spec
+        self.python = python or sys.executable
+        self.work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lw-ingest-"))
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.job_id: str | None = None
+        self.log_path = self.work_dir / "ingest-job.log"
+
+    @classmethod
+    def from_settings(cls, settings: Any, redis_url: str, flink: FlinkSettings | None = None,
+                      resume: bool = True) -> IngestJob:
+        """Job for linewatch ``Settings``; ``resume`` restores the newest checkpoint if any."""
+        flink = flink or getattr(settings, "flink", None) or FlinkSettings()
+        checkpoints = flink.resolved_checkpoint_dir(settings.data_dir)
+        spec = JobSpec(
+            ingest=ingest_config(settings, redis_url, flink), flink=flink, checkpoint_dir=checkpoints,
+            restore_from=latest_checkpoint(checkpoints) if resume else None,
+        )
+        return cls(spec, work_dir=Path(settings.data_dir) / "flink" / "run")
+
+    def start(self, timeout_s: float = 120.0) -> str:
+        """Launch the job; returns its job id once it is RUNNING (the source scans from then on)."""
+        spec_path = self.work_dir / "spec.json"
+        spec_path.write_text(self.spec.to_json(self.python))
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}"}
+        log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [self.python, "-m", "pipeline.ingest_job", "--spec", str(spec_path)],
+            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )
+        self._log = log
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise IngestJobError(f"ingest job exited with {self.process.returncode}: {self.log_tail()}")
+            for line in self.log_path.read_text(errors="replace").splitlines():
+                if line.startswith("JOB_RUNNING "):
+                    self.job_id = line.split()[1]
+                    return self.job_id
+            time.sleep(0.1)
+        self.kill()
+        raise IngestJobError(f"ingest job did not reach RUNNING within {timeout_s:.0f}s: {self.log_tail()}")
+
+    def wait_ready(self, timeout_s: float = 60.0) -> float:
+        """Drop a probe manifest and wait until the job has acknowledged it in Redis.
+
+        Returns the seconds it took. Proves the source scans and the Python worker runs.
+        """
+        import uuid
+
+        from pipeline.landing import STAGING_DIR, atomic_write
+
+        token = uuid.uuid4().hex
+        cfg = self.spec.ingest
+        t0 = time.monotonic()
+        atomic_write(Path(cfg.landing) / cfg.manifest_dir / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
+                     staging=Path(cfg.landing) / STAGING_DIR)
+        client = redis.Redis.from_url(cfg.redis_url)
+        try:
+            while time.monotonic() - t0 < timeout_s:
+                if client.hexists(cfg.probe_key, token):
+                    return time.monotonic() - t0
+                if not self.alive:
+                    raise IngestJobError(f"ingest job died: {self.log_tail()}")
+                time.sleep(0.02)
+        finally:
+            client.close()
+        raise IngestJobError(f"ingest job did not answer a probe within {timeout_s:.0f}s: {self.log_tail()}")
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except FileNotFoundError:
+            return "(no log)"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """Cancel the job (SIGTERM to the child, which cancels and exits)."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._close()
+
+    def kill(self) -> None:
+        """Kill the child and its JVM at once (what a power cut does)."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+        self._close()
+
+    def _close(self) -> None:
+        log = getattr(self, "_log", None)
+        if log is not None:
+            log.close()
+            self._log = None
+
+    def stats(self) -> dict[str, str]:
+        """Counters and latency the job publishes (hash ``<prefix>:ingest:stats``)."""
+        client = redis.Redis.from_url(self.spec.ingest.redis_url, decode_responses=True)
+        try:
+            return client.hgetall(self.spec.ingest.stats_key)
+        finally:
+            client.close()
+
+    def __enter__(self) -> IngestJob:
+        self.start()
+        self.wait_ready()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def run_ingest(settings: Any, stop_event: threading.Event, redis_url: str | None = None, resume: bool = True) -> None:
+    """Run the job until ``stop_event`` is set (``linewatch ingest``); raises if the job dies."""
+    from linewatch.embedded_redis import redis_url as configured_redis
+
+    with contextlib.ExitStack() as stack:
+        url = redis_url or stack.enter_context(configured_redis(settings))
+        job = IngestJob.from_settings(settings, url, resume=resume)
+        job.start()
+        stack.callback(job.stop)
+        job.wait_ready()
+        while not stop_event.wait(0.5):
+            if not job.alive:
+                raise IngestJobError(f"ingest job stopped unexpectedly: {job.log_tail()}")

@@ -1,0 +1,107 @@
+"""Fixtures of the ingestion tests: real Redis (127.0.0.1:6379), real PyFlink jobs, simulator data.
+
+Every test module gets its own key prefix (deleted afterwards) and its own landing zone; Flink
+jobs run as child processes (:class:`pipeline.runner.IngestJob`) and are shared by the tests of
+a module, because each start costs 5-15 s.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from linewatch.contract import StreamNames, decode_message
+from pipeline.flink_config import FlinkSettings
+from pipeline.job import IngestConfig
+from pipeline.runner import IngestJob, JobSpec
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(scope="module")
+def ingest_redis(redis_url: str) -> Iterator[redis.Redis]:
+    """A module-wide client of the real Redis (``redis_url`` of tests/conftest.py)."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def prefix(ingest_redis: redis.Redis) -> Iterator[str]:
+    """A unique key prefix; every key under it is deleted after the module."""
+    value = f"t{uuid.uuid4().hex[:10]}"
+    yield value
+    keys = list(ingest_redis.scan_iter(f"{value}:*", count=1000))
+    if keys:
+        ingest_redis.delete(*keys)
+
+
+def simulate(out_dir: Path, n_assets: int, seconds: float, roll_s: float = 5.0, seed: int = 7) -> None:
+    """A batch run of the real simulator into ``out_dir`` (no manifests under manifests/ yet)."""
+    from linewatch.simulator.config import SimulatorConfig
+    from linewatch.simulator.factory import Factory
+
+    Factory(SimulatorConfig(batch_roll_seconds=roll_s, seed=seed), n_assets=n_assets).run_batch(
+        out_dir, seconds / 60.0, progress=False)
+
+
+def make_job(landing: Path, prefix: str, work: Path, redis_url: str = REDIS_URL, **flink: object) -> IngestJob:
+    settings = FlinkSettings(**flink)  # type: ignore[arg-type]
+    settle = 0.0 if settings.checkpoint_interval_ms else 1.0  # as pipeline.runner.ingest_config
+    config = IngestConfig(landing=str(landing), redis_url=redis_url, prefix=prefix, shards=2, maxlen=100_000,
+                          janitor_settle_s=settle, reorder_timeout_ms=settings.reorder_timeout_ms)
+    from pipeline.runner import latest_checkpoint
+
+    checkpoints = work / "checkpoints"
+    if settings.checkpoint_interval_ms:
+        config = replace(config, checkpoint_dir=str(checkpoints))
+    spec = JobSpec(ingest=config, flink=settings, checkpoint_dir=checkpoints, restore_from=latest_checkpoint(checkpoints))
+    return IngestJob(spec, work_dir=work / "run")
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, job: IngestJob | None = None) -> None:
+    """Poll ``condition`` until true; fail with ``what`` (and the job's log) at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if job is not None and not job.alive:
+            pytest.fail(f"ingest job died while waiting for {what}: {job.log_tail()}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout_s}s waiting for {what}" + (f"\n{job.log_tail(2000)}" if job else ""))
+
+
+def read_stream(client: redis.Redis, stream: str) -> list[tuple[str, object]]:
+    """Every entry of ``stream`` decoded: ``[(entry id, message), ...]``."""
+    return [(eid.decode(), decode_message(fields)) for eid, fields in client.xrange(stream)]
+
+
+def feature_entries(client: redis.Redis, names: StreamNames, modality: str) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    for shard in range(names.shards):
+        out += read_stream(client, names.features_shard(modality, shard))
+    return out
+
+
+def tiff_bytes(frame: np.ndarray) -> bytes:
+    import tifffile
+
+    buf = io.BytesIO()
+    tifffile.imwrite(buf, frame)
+    return buf.getvalue()
+
+
+def wav_bytes(samples: np.ndarray, rate: int = 16_000) -> bytes:
+    import soundfile
+
+    buf = io.BytesIO()
+    soundfile.write(buf, samples, rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()

@@ -1,0 +1,44 @@
+"""Cluster mode: a standalone cluster from the wheel's scripts, the same job submitted with
+``flink run -py``, verified, cancelled, and the cluster stopped (even when the test fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from linewatch.contract import StreamNames
+from pipeline.cluster import StandaloneCluster
+from pipeline.landing import ManifestWriter
+from pipeline.runner import latest_checkpoint
+from tests.pipeline.conftest import feature_entries, make_job, simulate, wait_for
+
+pytestmark = [pytest.mark.flink, pytest.mark.slow]
+
+
+def test_submit_to_a_standalone_cluster(tmp_path: Path, prefix: str, redis_url: str, ingest_redis: redis.Redis) -> None:
+    landing = tmp_path / "landing"
+    simulate(landing, n_assets=2, seconds=10, roll_s=5.0, seed=3)
+    names = StreamNames(prefix=prefix, shards=2)
+    job = make_job(landing, prefix, tmp_path / "job", redis_url, checkpoint_interval_ms=1000)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(job.spec.to_json())
+    with StandaloneCluster(tmp_path / "cluster") as cluster:
+        job_id = cluster.submit(spec_path)
+        assert cluster.wait_state(job_id, {"RUNNING", "FAILED"}) == "RUNNING"
+        assert job_id in cluster.running_jobs()
+        from pipeline.landing import publish_existing
+
+        entries = publish_existing(landing, ManifestWriter(landing, epoch=1), lines_per_manifest=20)
+        n_thermal = sum(e.kind == "thermal" for e in entries)
+        n_audio = sum(e.kind == "audio" for e in entries)
+        wait_for(lambda: len(feature_entries(ingest_redis, names, "thermal")) == n_thermal
+                 and len(feature_entries(ingest_redis, names, "audio")) == n_audio, 120, "entries from the cluster job")
+        assert feature_entries(ingest_redis, names, "plc")
+        wait_for(lambda: latest_checkpoint(tmp_path / "job" / "checkpoints") is not None, 30, "a checkpoint")
+        cluster.cancel(job_id)
+        assert cluster.job_state(job_id) == "CANCELED"
+    # stopped: the REST port no longer answers
+    with pytest.raises(OSError):
+        cluster.rest("/overview")

@@ -1,0 +1,146 @@
+"""The job's Python functions without a JVM: landing-zone contract, per-asset order, idempotent
+writes (real Redis)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
+from pipeline.job import AssetIngestor, AssetState, IngestConfig, IngestEffects
+from pipeline.landing import Janitor, LandingZone, ManifestError, ManifestWriter
+from pipeline.redis_sink import PendingEntry, RedisStreamWriter
+from tests.pipeline.conftest import tiff_bytes
+
+ASSETS = ["A-01", "B-02"]
+
+
+@pytest.fixture
+def landing(tmp_path: Path) -> Path:
+    assets = [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": []} for a in ASSETS]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    return tmp_path
+
+
+def frame(value: int) -> bytes:
+    return tiff_bytes(np.full((120, 160), 29315 + value, np.uint16))
+
+
+def test_paths_outside_the_landing_zone_are_refused(tmp_path: Path) -> None:
+    zone = LandingZone(tmp_path)
+    for bad in ("../x.tiff", "/etc/passwd", "thermal/../../x", "manifests/m.jsonl", "archive/2026/x.tiff"):
+        with pytest.raises(ManifestError) as err:
+            zone.resolve(bad)
+        assert err.value.reason == DeadLetterReason.PATH_OUTSIDE_LANDING
+    (tmp_path / "thermal").mkdir()
+    (tmp_path / "thermal" / "link").symlink_to("/etc")
+    with pytest.raises(ManifestError):
+        zone.resolve("thermal/link/passwd")
+
+
+def test_archived_blob_is_found_again_for_a_replay(tmp_path: Path) -> None:
+    zone = LandingZone(tmp_path)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    entry = writer.write_blob("audio/clips/A/a.wav", b"RIFF", "A", 1)
+    moved = zone.archive_file(tmp_path / entry.path)
+    assert moved is not None and not (tmp_path / entry.path).exists()
+    assert zone.locate(entry.path) == moved
+    assert zone.archive_file(tmp_path / entry.path) is None  # already moved: no error
+
+
+def test_janitor_archives_a_manifest_only_when_its_blobs_are_gone_and_a_checkpoint_passed(tmp_path: Path) -> None:
+    zone = LandingZone(tmp_path)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    entry = writer.write_blob("thermal/frames/A/1.tiff", b"x", "A", 1)
+    manifest = writer.publish([entry])
+    checkpoints = tmp_path / "chk"
+    janitor = Janitor(zone, settle_s=0.0, retention_s=0.0, checkpoint_dir=checkpoints)
+    assert janitor.run_once(now_s=100.0) == 0  # blob still there
+    zone.archive_file(tmp_path / entry.path)
+    assert janitor.run_once(now_s=101.0) == 0  # done, but no checkpoint since
+    meta = checkpoints / "job" / "chk-1" / "_metadata"
+    meta.parent.mkdir(parents=True)
+    meta.write_bytes(b"")
+    import os
+
+    os.utime(meta, (102.0, 102.0))
+    assert janitor.run_once(now_s=103.0) == 1
+    assert not manifest.exists()
+
+
+def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -> None:
+    writer = ManifestWriter(landing, epoch=7)
+    entries = [writer.write_blob(f"thermal/frames/A-01/{i}.tiff", frame(i), "A-01", 1_000 + i) for i in range(12)]
+    # every line in its own manifest, as after a backlog; then delivered in a shuffled order
+    for e in entries:
+        writer.publish([e])
+    config = IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x", archive_processed=False)
+    ingestor = AssetIngestor(config)
+    state = AssetState()
+    order = list(range(12))
+    random.Random(3).shuffle(order)
+    emitted = []
+    for i in order:
+        out = ingestor.on_line(entries[i].to_json(), state, "A-01")
+        emitted += [e.message.event_time_ms for e in out.entries]  # type: ignore[attr-defined]
+        state = AssetState.from_json(state.to_json(), state.baseline_bytes())  # as Flink state would
+    assert emitted == [1_000 + i for i in range(12)]
+    # a line whose seq can never arrive (not in any manifest) does not block the rest
+    lost = writer.write_blob("thermal/frames/A-01/lost.tiff", frame(50), "A-01", 2_000)  # seq 12, never published
+    after = writer.write_blob("thermal/frames/A-01/after.tiff", frame(51), "A-01", 2_001)  # seq 13
+    writer.publish([after])
+    out = ingestor.on_line(after.to_json(), state, "A-01")
+    assert [e.message.event_time_ms for e in out.entries] == [2_001]  # type: ignore[attr-defined]
+    assert out.counters.get("seq_gaps") == 1 and lost.seq == 12
+
+
+def test_high_water_mark_makes_replays_idempotent(redis_url: str, redis_client: redis.Redis) -> None:
+    prefix = "tjob" + str(random.randrange(10**9))
+    names = StreamNames(prefix=prefix, shards=1)
+    writer = RedisStreamWriter(redis_url, maxlen=1000, dedup_ttl_s=60)
+    try:
+        def dl(ref: str) -> PendingEntry:
+            msg = DeadLetter(source="pipeline.thermal", reason=DeadLetterReason.TRUNCATED, detail="d", raw_ref=ref,
+                             failed_at_ms=1)
+            return PendingEntry(stream=names.deadletter, message=msg, dedup_key=f"{prefix}:dl:{ref}")
+
+        def feature(t: int) -> PendingEntry:
+            msg = DeadLetter(source="x", reason=DeadLetterReason.LATE, detail=str(t), raw_ref="r", failed_at_ms=t)
+            return PendingEntry(stream=names.features("thermal", "A"), message=msg, hwm_key=f"{prefix}:hwm",
+                                hwm_field="A", hwm_value=t)
+
+        first = writer.write([feature(1), feature(2), dl("a")])
+        replay = writer.write([feature(1), feature(2), feature(3), dl("a")])
+        assert (first.added, first.duplicates) == (3, 0)
+        assert (replay.added, replay.duplicates) == (1, 3)
+        assert redis_client.xlen(names.features("thermal", "A")) == 3
+        assert redis_client.xlen(names.deadletter) == 1
+    finally:
+        writer.close()
+        keys = list(redis_client.scan_iter(f"{prefix}:*"))
+        if keys:
+            redis_client.delete(*keys)
+
+
+def test_effects_archive_the_blob_only_after_the_write(landing: Path, redis_url: str, redis_client: redis.Redis) -> None:
+    prefix = "tjob" + str(random.randrange(10**9))
+    writer = ManifestWriter(landing, epoch=1)
+    entry = writer.write_blob("thermal/frames/B-02/1.tiff", frame(3), "B-02", 5_000)
+    config = IngestConfig(landing=str(landing), redis_url=redis_url, prefix=prefix, shards=2)
+    ingestor, effects = AssetIngestor(config), IngestEffects(config)
+    try:
+        out = ingestor.on_line(entry.to_json(), AssetState(), "B-02")
+        assert (landing / entry.path).exists() and out.archive
+        effects.commit(out)
+        assert not (landing / entry.path).exists()
+        assert redis_client.xlen(StreamNames(prefix, 2).features("thermal", "B-02")) == 1
+    finally:
+        effects.close()
+        keys = list(redis_client.scan_iter(f"{prefix}:*"))
+        if keys:
+            redis_client.delete(*keys)
