@@ -29,6 +29,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from linewatch.flink_settings import FlinkSettings
 from linewatch.simulator.config import SimulatorConfig
 
 ENV_PREFIX = "LINEWATCH_"
@@ -85,6 +86,7 @@ class Settings(BaseSettings):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     streams: StreamSettings = Field(default_factory=StreamSettings)
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+    flink: FlinkSettings = Field(default_factory=FlinkSettings)
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -134,15 +134,7 @@ class StandaloneCluster:
 
     def submit(self, spec_path: Path, timeout_s: float = 120.0) -> str:
         """``flink run -d -py pipeline/ingest_job.py --spec ... --cluster``; returns the job id."""
-        cmd = [str(self.home / "bin" / "flink"), "run", "-d", "-m", f"127.0.0.1:{self.rest_port}",
-               "-pyexec", sys.executable, "-pyclientexec", sys.executable,
-               "-py", str(PROJECT_ROOT / "pipeline" / "ingest_job.py"), "--spec", str(spec_path), "--cluster"]
-        result = subprocess.run(cmd, env=self.env(), capture_output=True, text=True, timeout=timeout_s,
-                                cwd=PROJECT_ROOT)
-        match = re.search(r"JobID ([0-9a-f]{32})", result.stdout) or re.search(r"JOB_ID ([0-9a-f]{32})", result.stdout)
-        if result.returncode != 0 or match is None:
-            raise ClusterError(f"flink run failed ({result.returncode}): {result.stdout[-2000:]}\n{result.stderr[-3000:]}")
-        return match.group(1)
+        return submit_job(spec_path, f"127.0.0.1:{self.rest_port}", env=self.env(), timeout_s=timeout_s)
 
     def job_state(self, job_id: str) -> str:
         return str(self.rest(f"/jobs/{job_id}")["state"])
@@ -195,6 +187,27 @@ class StandaloneCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def flink_run_command(spec_path: Path, address: str) -> list[str]:
+    """The ``flink run`` command line that submits the ingestion job to the JobManager at ``address``."""
+    return [str(pyflink_home() / "bin" / "flink"), "run", "-d", "-m", address,
+            "-pyexec", sys.executable, "-pyclientexec", sys.executable,
+            "-py", str(PROJECT_ROOT / "pipeline" / "ingest_job.py"), "--spec", str(spec_path), "--cluster"]
+
+
+def submit_job(spec_path: Path, address: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> str:
+    """Submit the ingestion job described by ``spec_path`` to a running cluster; returns the job id."""
+    if env is None:
+        from pipeline.ingest_job import python_path
+
+        env = {**os.environ, "PYTHONPATH": python_path(), "PYFLINK_CLIENT_EXECUTABLE": sys.executable}
+    result = subprocess.run(flink_run_command(spec_path, address), env=env, capture_output=True, text=True,
+                            timeout=timeout_s, cwd=PROJECT_ROOT)
+    match = re.search(r"JobID ([0-9a-f]{32})", result.stdout) or re.search(r"JOB_ID ([0-9a-f]{32})", result.stdout)
+    if result.returncode != 0 or match is None:
+        raise ClusterError(f"flink run failed ({result.returncode}): {result.stdout[-2000:]}\n{result.stderr[-3000:]}")
+    return match.group(1)
 
 
 def _alive(pid: int) -> bool:

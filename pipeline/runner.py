@@ -29,11 +29,11 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import redis
 
-from pipeline.flink_config import FlinkSettings
+from linewatch.flink_settings import FlinkSettings
+from linewatch.settings import Settings
 from pipeline.job import IngestConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -93,9 +93,9 @@ class JobSpec:
         }, indent=2)
 
 
-def ingest_config(settings: Any, redis_url: str, flink: FlinkSettings | None = None) -> IngestConfig:
-    """The job's :class:`IngestConfig` from linewatch ``Settings`` (or anything shaped like it)."""
-    flink = flink or getattr(settings, "flink", None) or FlinkSettings()
+def ingest_config(settings: Settings, redis_url: str, flink: FlinkSettings | None = None) -> IngestConfig:
+    """The job's :class:`IngestConfig` from linewatch ``Settings``."""
+    flink = flink or settings.flink
     # with checkpoints the janitor waits for one that completed after the manifest was done;
     # without, a short grace period is all it can do
     settle = 0.0 if flink.checkpoint_interval_ms > 0 else 1.0
@@ -124,10 +124,10 @@ class IngestJob:
         self.log_path = self.work_dir / "ingest-job.log"
 
     @classmethod
-    def from_settings(cls, settings: Any, redis_url: str, flink: FlinkSettings | None = None,
+    def from_settings(cls, settings: Settings, redis_url: str, flink: FlinkSettings | None = None,
                       resume: bool = True) -> IngestJob:
         """Job for linewatch ``Settings``; ``resume`` restores the newest checkpoint if any."""
-        flink = flink or getattr(settings, "flink", None) or FlinkSettings()
+        flink = flink or settings.flink
         checkpoints = flink.resolved_checkpoint_dir(settings.data_dir)
         spec = JobSpec(
             ingest=ingest_config(settings, redis_url, flink), flink=flink, checkpoint_dir=checkpoints,
@@ -237,7 +237,7 @@ class IngestJob:
         self.stop()
 
 
-def run_ingest(settings: Any, stop_event: threading.Event, redis_url: str | None = None, resume: bool = True) -> None:
+def run_ingest(settings: Settings, stop_event: threading.Event, redis_url: str | None = None, resume: bool = True) -> None:
     """Run the job until ``stop_event`` is set (``linewatch ingest``); raises if the job dies."""
     from linewatch.embedded_redis import redis_url as configured_redis
 

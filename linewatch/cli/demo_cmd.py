@@ -5,108 +5,111 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import redis
 import typer
-from rich.console import Group
 from rich.live import Live
-from rich.panel import Panel
-from rich.table import Table
 
-from linewatch.cli.context import cli_context
+from linewatch.cli.context import CliContext, cli_context
+from linewatch.cli.demo_view import ArrivalCounter, StreamSampler, render
+from linewatch.contract import StreamNames
 from linewatch.embedded_redis import EmbeddedRedisError, redis_url
+
+if TYPE_CHECKING:
+    from linewatch.simulator import Factory
 
 
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-class ArrivalCounter:
-    """Thread-safe tally of files the gateway (simulator) closed, per asset and kind."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: Counter[tuple[str, str]] = Counter()
-        self._last: dict[str, float] = {}
-
-    def on_file(self, path: Path, kind: str) -> None:
-        asset = _asset_of(Path(path), kind)
-        with self._lock:
-            self._counts[(asset, kind)] += 1
-            self._last[asset] = time.monotonic()
-
-    def snapshot(self) -> tuple[Counter[tuple[str, str]], dict[str, float]]:
-        with self._lock:
-            return Counter(self._counts), dict(self._last)
-
-
-def _asset_of(path: Path, kind: str) -> str:
-    if kind in ("thermal", "audio", "frame", "clip"):
-        return path.parent.name
-    parts = path.stem.split("-")  # plc-PMP-01-<stamp>
-    return "-".join(parts[1:3]) if len(parts) >= 4 else "-"
-
-
-def _table(counter: ArrivalCounter, kinds: list[str], elapsed: float, url: str, landing: Path) -> Panel:
-    counts, last = counter.snapshot()
-    table = Table(expand=True)
-    table.add_column("asset", style="cyan")
-    for kind in kinds:
-        table.add_column(f"{kind} files", justify="right")
-    table.add_column("last file", justify="right")
-    now = time.monotonic()
-    for asset in sorted({a for a, _ in counts if a != "-"}):
-        age = now - last.get(asset, now)
-        table.add_row(asset, *(str(counts.get((asset, k), 0)) for k in kinds), f"{age:4.1f} s ago")
-    header = f"elapsed {elapsed:5.1f} s   redis {url}   landing {landing}"
-    return Panel(Group(header, table), title="linewatch demo: arrivals per asset and modality")
-
-
 def demo(
     ctx: typer.Context,
-    seconds: float = typer.Option(30.0, "--seconds", "-s", min=1.0, help="How long to run the line."),
+    seconds: float = typer.Option(60.0, "--seconds", "-s", min=1.0, help="How long the simulated line runs."),
     assets: int = typer.Option(6, "--assets", "-n", min=1, max=100, help="Simulated assets."),
-    keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing files afterwards."),
+    ingest: bool = typer.Option(True, "--ingest/--no-ingest", help="Run the Flink ingestion job (needs Java)."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing zone and state afterwards."),
 ) -> None:
-    """Run a simulated line in real time on this machine and show what arrives per asset and modality.
+    """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, and show
+    per-stream rates, dead letters and ingest latency live.
 
     Needs no Redis: with LINEWATCH_REDIS__URL unset an embedded server starts and stops with the demo.
     """
     from linewatch.simulator import Factory
 
     cli = cli_context(ctx)
-    settings = cli.settings()
-    landing = settings.data_dir / "demo" / "landing"
-    shutil.rmtree(landing, ignore_errors=True)
-    landing.mkdir(parents=True)
-    counter = ArrivalCounter()
+    base = cli.settings().data_dir / "demo"
+    shutil.rmtree(base, ignore_errors=True)
+    settings = cli.settings(**{
+        "landing_dir": base / "landing",
+        "flink.checkpoint_dir": base / "flink" / "checkpoints",
+        "streams.prefix": "demo",
+    })
+    settings.landing.mkdir(parents=True)
+    arrivals = ArrivalCounter()
     stop = threading.Event()
     factory = Factory(settings.simulator, n_assets=assets)
     try:
         with redis_url(settings) as url:
-            thread = threading.Thread(
-                target=factory.run_realtime,
-                kwargs={"out_dir": landing, "duration_s": seconds, "stop": stop, "on_file": counter.on_file},
-                name="simulator",
-                daemon=True,
-            )
-            start = time.monotonic()
-            thread.start()
-            kinds = ["plc", "alarms", "thermal", "audio"]
-            with Live(_table(counter, kinds, 0.0, url, landing), console=cli.console, refresh_per_second=4) as live:
-                try:
-                    while thread.is_alive():
-                        thread.join(timeout=0.25)
-                        live.update(_table(counter, kinds, time.monotonic() - start, url, landing))
-                except KeyboardInterrupt:
-                    stop.set()
-                    thread.join()
+            client = redis.Redis.from_url(url)
+            for key in client.scan_iter(match=f"{settings.streams.prefix}:*"):
+                client.delete(key)
+            job = None
+            sampler = None
+            if ingest:
+                from pipeline.runner import IngestJob, IngestJobError
+
+                job = IngestJob.from_settings(settings, url, resume=False)
+                with cli.console.status("starting the Flink ingestion job (embedded MiniCluster) ..."):
+                    try:
+                        job.start()
+                        job.wait_ready()
+                    except IngestJobError as exc:
+                        cli.console.print(f"[red]error:[/red] {exc}")
+                        raise typer.Exit(1) from exc
+                sampler = StreamSampler(client, StreamNames(settings.streams.prefix, settings.streams.shards),
+                                        job.spec.ingest.stats_key)
+            try:
+                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler)
+            finally:
+                if job is not None:
+                    job.stop()
+                client.close()
     except EmbeddedRedisError as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
     finally:
         stop.set()
         if not keep:
-            shutil.rmtree(landing, ignore_errors=True)
+            shutil.rmtree(base, ignore_errors=True)
     cli.console.print("[green]demo finished[/green]")
+
+
+def _run_line(
+    cli: CliContext,
+    factory: Factory,
+    landing: Path,
+    seconds: float,
+    stop: threading.Event,
+    arrivals: ArrivalCounter,
+    sampler: StreamSampler | None,
+) -> None:
+    thread = threading.Thread(
+        target=factory.run_realtime,
+        kwargs={"out_dir": landing, "duration_s": seconds, "stop": stop, "on_file": arrivals.on_file},
+        name="simulator",
+        daemon=True,
+    )
+    start = time.monotonic()
+    thread.start()
+    with Live(render(arrivals, sampler, 0.0, "line running"), console=cli.console, refresh_per_second=2) as live:
+        try:
+            while thread.is_alive():
+                thread.join(timeout=1.0)
+                live.update(render(arrivals, sampler, time.monotonic() - start, "line running"))
+        except KeyboardInterrupt:
+            stop.set()
+            thread.join()
+        live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped"))

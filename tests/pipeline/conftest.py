@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from linewatch.contract import StreamNames, decode_message
-from pipeline.flink_config import FlinkSettings
+from linewatch.flink_settings import FlinkSettings
 from pipeline.job import IngestConfig
 from pipeline.runner import IngestJob, JobSpec
 

@@ -1,0 +1,92 @@
+"""``linewatch ingest``: the PyFlink ingestion job, embedded or on a Flink cluster."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from linewatch.cli.context import CliContext, cli_context
+from linewatch.settings import Settings
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+
+
+def ingest(
+    ctx: typer.Context,
+    landing: Path | None = typer.Option(None, "--landing", file_okay=False, help="Landing zone (default: settings' landing)."),
+    cluster: str | None = typer.Option(
+        None, "--cluster", metavar="HOST:PORT",
+        help="Submit to a running Flink cluster's JobManager (REST address) instead of the embedded MiniCluster.",
+    ),
+    fresh: bool = typer.Option(False, "--fresh", help="Ignore existing checkpoints (default: resume from the newest)."),
+) -> None:
+    """Ingest PLC logs, thermal frames and audio from the landing zone into the Redis feature streams.
+
+    Embedded (default): a Flink MiniCluster runs until Ctrl-C, resuming from its last checkpoint.
+    --cluster: the same job is submitted with `flink run -py pipeline/ingest_job.py` and keeps running there.
+    Needs LINEWATCH_REDIS__URL for --cluster (the cluster's workers must reach Redis).
+    """
+    from pipeline.runner import IngestJob, IngestJobError
+
+    cli = cli_context(ctx)
+    settings = cli.settings(landing_dir=landing)
+    settings.landing.mkdir(parents=True, exist_ok=True)
+    if cluster:
+        _submit(cli, settings, cluster, fresh)
+        return
+    from linewatch.embedded_redis import redis_url
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with redis_url(settings) as url:
+        cli.console.print(f"ingesting [bold]{settings.landing}[/bold] into {url} (Ctrl-C stops; state is checkpointed)")
+        job = IngestJob.from_settings(settings, url, resume=not fresh)
+        try:
+            job.start()
+            took = job.wait_ready()
+            cli.console.print(f"job {job.job_id} running, first probe answered after {took:.1f} s")
+            while not stop.wait(5.0):
+                if not job.alive:
+                    raise IngestJobError(f"ingest job stopped unexpectedly: {job.log_tail()}")
+                cli.console.print(_stats_table(job.stats()))
+        except KeyboardInterrupt:
+            pass
+        except IngestJobError as exc:
+            cli.console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from exc
+        finally:
+            job.stop()
+    cli.console.print("stopped")
+
+
+def _submit(cli: CliContext, settings: Settings, address: str, fresh: bool) -> None:
+    from pipeline.cluster import ClusterError, submit_job
+    from pipeline.runner import IngestJob
+
+    if not settings.redis.url:
+        cli.console.print("[red]error:[/red] --cluster needs LINEWATCH_REDIS__URL: the cluster's workers write to it")
+        raise typer.Exit(2)
+    job = IngestJob.from_settings(settings, settings.redis.url, resume=not fresh)
+    spec_path = job.work_dir / "spec.json"
+    spec_path.write_text(job.spec.to_json())
+    try:
+        job_id = submit_job(spec_path, address)
+    except ClusterError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    cli.console.print(f"submitted job {job_id} to {address} (spec {spec_path}); cancel with `flink cancel {job_id}`")
+
+
+def _stats_table(stats: dict[str, str]) -> Table:
+    table = Table(title="ingest counters", show_header=True)
+    table.add_column("counter", style="cyan")
+    table.add_column("value", justify="right")
+    for key in sorted(stats):
+        table.add_row(key, stats[key])
+    return table
