@@ -34,9 +34,10 @@ def load_inputs(landing: Path) -> dict[str, object]:
     plc_path = sorted((landing / "plc").glob("plc-*.csv"))[0]
     plc_bytes = plc_path.read_bytes()
     samples = decode_plc_file(plc_bytes, plc_path.name, "csv").samples
-    tiff = read_blob(decode_manifest_file(next((landing / "thermal").glob("manifest-*.jsonl")).read_bytes(),
-                                          "m", landing).blobs[0])
-    wav_blob = decode_manifest_file(next((landing / "audio").glob("manifest-*.jsonl")).read_bytes(), "m", landing).blobs[0]
+    manifest = sorted((landing / "manifests").glob("*.jsonl"))[0]  # the simulator's own, all kinds
+    blobs = decode_manifest_file(manifest.read_bytes(), manifest.name, landing).blobs
+    tiff = read_blob(next(b for b in blobs if b.rel_path.startswith("thermal/")))
+    wav_blob = next(b for b in blobs if b.rel_path.startswith("audio/"))
     wav = read_blob(wav_blob)
     return {"registry": registry, "plc_bytes": plc_bytes, "samples": samples, "tiff": tiff, "wav": wav,
             "asset": registry[wav_blob.asset_id]}

@@ -396,7 +396,8 @@ def atomic_write(path: Path, data: bytes, staging: Path | None = None) -> None:
 class ManifestWriter:
     """Gateway side of the contract: write blobs atomically and publish manifest lines.
 
-    Used by tests and benchmarks, and the reference for gateways (and the simulator).
+    Used by tests and benchmarks, and the reference for gateways (``linewatch.simulator``
+    writes the same lines itself, see ``linewatch/simulator/manifests.py``).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -480,46 +481,28 @@ def blob_identity(rel: str) -> tuple[str, int] | None:
         return None
 
 
-@dataclass
-class SimulatorBridge:
-    """Publishes contract manifests for what the simulator writes (until it writes them itself).
-
-    Pass it as ``on_file`` to ``Factory.run_realtime``/``run_batch``: every closed PLC file,
-    alarm log, frame and clip gets a manifest line (one manifest file per call, so a frame is
-    visible to the job as soon as it is closed). The simulator's own ``thermal/manifest-*`` and
-    ``audio/manifest-*`` files are left alone (the job does not read them).
-    """
-
-    writer: ManifestWriter
-
-    def __call__(self, path: Path, kind: str) -> None:
-        if kind not in KINDS:
-            return
-        entry = self.entry_for(Path(path))
-        if entry is not None:
-            self.writer.publish([entry])
-
-    def entry_for(self, path: Path) -> ManifestEntry | None:
-        rel = path.resolve().relative_to(self.writer.landing.resolve()).as_posix()
-        ident = blob_identity(rel)
-        kind = kind_of_path(rel)
-        if ident is None or kind is None:
-            return None
-        data = path.read_bytes()
-        return ManifestEntry(
-            asset_id=ident[0], event_time_ms=ident[1], path=rel, kind=kind, nbytes=len(data),
-            sha256=hashlib.sha256(data).hexdigest(), seq=self.writer.next_seq(ident[0], kind), epoch=self.writer.epoch,
-        )
+def existing_entry(writer: ManifestWriter, path: Path) -> ManifestEntry | None:
+    """The manifest entry (next ``seq`` of ``writer``) of a closed blob, None if its name has no identity."""
+    rel = path.resolve().relative_to(writer.landing.resolve()).as_posix()
+    ident = blob_identity(rel)
+    kind = kind_of_path(rel)
+    if ident is None or kind is None:
+        return None
+    data = path.read_bytes()
+    return ManifestEntry(
+        asset_id=ident[0], event_time_ms=ident[1], path=rel, kind=kind, nbytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(), seq=writer.next_seq(ident[0], kind), epoch=writer.epoch,
+    )
 
 
 def publish_existing(landing: Path, writer: ManifestWriter | None = None, lines_per_manifest: int = 200) -> list[ManifestEntry]:
-    """Publish manifests for every blob already in ``landing`` (a batch run of the simulator).
+    """Publish manifests for every blob already in ``landing`` (a simulator batch run with
+    ``write_manifests=False``): for tests that publish in their own order or directory.
 
     Blobs are listed per asset in event-time order, an asset's alarm log before its PLC file of
     the same stamp, and get consecutive ``seq`` numbers; returns the entries in published order.
     """
     writer = writer or ManifestWriter(landing)
-    bridge = SimulatorBridge(writer)
     found: list[tuple[int, int, str, Path]] = []
     order = {"alarms": 0, "plc": 1, "thermal": 2, "audio": 3}
     for sub in ("plc", "alarms", "thermal/frames", "audio/clips"):
@@ -534,7 +517,7 @@ def publish_existing(landing: Path, writer: ManifestWriter | None = None, lines_
                 if ident is not None and kind is not None:
                     found.append((ident[1], order[kind], rel, path))
     found.sort()
-    entries = [e for e in (bridge.entry_for(p) for *_, p in found) if e is not None]
+    entries = [e for e in (existing_entry(writer, p) for *_, p in found) if e is not None]
     for start in range(0, len(entries), lines_per_manifest):
         writer.publish(entries[start:start + lines_per_manifest])
     return entries

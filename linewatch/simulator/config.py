@@ -34,9 +34,12 @@ class SimulatorConfig(BaseModel):
     audio_chunk_s: float = Field(default=1.0, gt=0.0, le=10.0, description="Audio clip length in seconds.")
     plc_format: Literal["csv", "jsonl"] = Field(default="csv", description="PLC file encoding.")
     roll_seconds: float = Field(default=1.0, ge=0.05, le=3600.0,
-                                description="Real-time mode: rolling PLC/alarm/manifest files are closed this often.")
+                                description="Real-time mode: rolling PLC/alarm files are closed this often.")
     batch_roll_seconds: float = Field(default=60.0, ge=1.0, le=86400.0,
                                       description="Batch mode: rolling files cover this much simulated time.")
+    write_manifests: bool = Field(default=True,
+                                  description="Announce every closed blob in <landing>/manifests/ (the ingestion "
+                                              "contract); off for callers that publish manifests themselves.")
     fault_fraction: float = Field(default=0.5, ge=0.0, le=1.0,
                                   description="Share of assets that carry a fault episode per scenario block.")
     drift_fraction: float = Field(default=0.34, ge=0.0, le=1.0,

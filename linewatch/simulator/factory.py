@@ -4,7 +4,8 @@
 epoch ``config.start_time``, rolling files every ``config.batch_roll_seconds``).
 :meth:`Factory.run_realtime` paces the same rendering by the wall clock as an
 edge gateway would (timestamps = wall-clock UTC, rolling files closed every
-``config.roll_seconds``).  Both share :class:`~.engine.AssetStream` and
+``config.roll_seconds``).  Both announce every closed blob in
+``<out_dir>/manifests/`` (see :mod:`.manifests`).  Both share :class:`~.engine.AssetStream` and
 :class:`~.sink.LandingSink`; they differ only in the clock and the cadence.
 """
 
@@ -81,7 +82,12 @@ class Factory:
         """Simulate ``minutes`` of plant time as fast as possible into ``out_dir``.
 
         The whole run is one scenario block.  Timestamps start at
-        ``config.start_time``.  Output is byte-identical for the same config.
+        ``config.start_time``.  With ``config.write_manifests`` one manifest per
+        roll (``batch_roll_seconds``) announces everything closed in it; the
+        manifests' epoch is ``config.start_time`` in ms, so two runs into the
+        same directory would reuse names (blob names collide too): use a fresh
+        directory or another ``start_time``.  Output is byte-identical for the
+        same config.
         """
         if minutes <= 0:
             raise ValueError("minutes must be > 0")
@@ -99,7 +105,8 @@ class Factory:
             for s in streams:
                 sink.add(s.advance(t_end))
             if t_end >= window + roll - 1e-9 or t_end >= total:
-                sink.roll(window)
+                sink.roll(window, t_end)
+                sink.publish()
                 window = t_end
         return self._summary("batch", sink, total, time.perf_counter() - wall0)
 
@@ -108,10 +115,12 @@ class Factory:
         """Stream at wall-clock pace into the landing directory ``out_dir``.
 
         Runs until ``duration_s`` elapsed or ``stop`` is set (at least one must
-        be given, or it runs forever).  Rolling PLC/alarm/manifest files are
-        closed every ``config.roll_seconds``; frames and clips are closed as
-        soon as they are complete.  ``on_file(path, kind)`` is called after each
-        file becomes visible.  ``ground_truth.csv`` is written at start (for
+        be given, or it runs forever).  Rolling PLC/alarm files are closed
+        every ``config.roll_seconds``; frames and clips are closed as soon as
+        they are complete.  With ``config.write_manifests`` each tick (at most
+        ~100 ms) ends with one manifest announcing what closed in it: frames
+        and clips within a tick of closing them, rolling files at their roll.
+        ``on_file(path, kind)`` is called after each file becomes visible.  ``ground_truth.csv`` is written at start (for
         the first scenario block), extended when a new block starts, and
         truncated to the elapsed time at the end.
         """
@@ -136,12 +145,14 @@ class Factory:
                 blocks = scenario.n_blocks
                 sink.write_ground_truth(GroundTruth.from_scenario(scenario, start, scenario.horizon_s))
             if done:
-                sink.roll(window)
+                sink.roll(window, t_end)
+                sink.publish()
                 break
             if el >= next_roll:
-                sink.roll(window)
+                sink.roll(window, t_end)
                 window = t_end
                 next_roll = (math.floor(el / cfg.roll_seconds) + 1) * cfg.roll_seconds
+            sink.publish()  # this tick's frames and clips (and the roll's files), one manifest
             wait = min(max(next_roll - (time.monotonic() - m0), 0.005), 0.1)
             if duration_s is not None:
                 wait = min(wait, max(duration_s - (time.monotonic() - m0), 0.0) + 0.001)

@@ -1,21 +1,22 @@
-"""Landing-directory layout and rolling-file management.
+"""Landing-directory layout, rolling files and the landing-zone manifests.
 
 :class:`LandingSink` receives :class:`~.engine.StreamOutput` objects and lays
-them out as an edge gateway would::
+them out as an edge gateway would (docs/ingestion.md, "The landing-zone contract")::
 
     assets.json, ground_truth.csv
-    plc/plc-<ASSET>-<stamp>.csv|jsonl          rolling, one per asset and window
-    alarms/alarms-<ASSET>-<stamp>.log          rolling, only windows with events
+    plc/plc-<ASSET>-<stamp>.csv|jsonl          rolling, one per asset and roll
+    alarms/alarms-<ASSET>-<stamp>.log          rolling, only rolls with events
     thermal/frames/<ASSET>/<ASSET>-<stamp>.tiff   one file per frame
-    thermal/manifest-<stamp>.jsonl             rolling, all assets of the window
     audio/clips/<ASSET>/<ASSET>-<stamp>.wav       one file per clip
-    audio/manifest-<stamp>.jsonl
+    manifests/sim-<epoch>-<counter>.jsonl      one line per closed blob (all four kinds)
+    .staging/                                  manifests are written here, then renamed in
 
-Blobs are closed (atomically renamed into place) as soon as they are
-rendered; their manifest lines are buffered and become visible only when
-:meth:`LandingSink.roll` atomically closes the window's manifest - so every
-visible manifest line references an existing, complete file.  Rolling files
-are named after the start of their window.
+Blobs are closed (atomically renamed into place) as soon as they are rendered
+and announced to the :class:`~.manifests.ManifestPublisher`; rolling files are
+closed by :meth:`LandingSink.roll` (an asset's alarm log announced before its
+PLC file).  :meth:`LandingSink.publish` makes everything announced so far
+visible in one manifest - so every visible manifest line references an
+existing, complete file.  Rolling files are named after the start of their roll.
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from .assets import Asset, asset_registry_json
 from .config import SimulatorConfig
 from .engine import StreamOutput
 from .ground_truth import GroundTruth
+from .manifests import ManifestPublisher, epoch_ms
 from .plc import format_lines, plc_file_text
-from .timefmt import file_stamp, iso_ms, iso_ms_one
-from .writer import atomic_write_bytes, atomic_write_text, encode_tiff, encode_wav, sha256_hex
+from .timefmt import file_stamp, iso_at_ms, iso_ms, iso_ms_one, offset_ms
+from .writer import atomic_write_bytes, atomic_write_text, encode_tiff, encode_wav
 
 FileCallback = Callable[[Path, str], None]
 #: ``kind`` values passed to ``on_file`` callbacks.
-FILE_KINDS: tuple[str, ...] = ("assets", "ground_truth", "plc", "alarms", "thermal", "audio",
-                               "thermal_manifest", "audio_manifest")
+FILE_KINDS: tuple[str, ...] = ("assets", "ground_truth", "plc", "alarms", "thermal", "audio", "manifest")
 
 
 @dataclass
@@ -56,7 +57,11 @@ class SinkCounts:
 
 
 class LandingSink:
-    """Writes stream outputs into a landing directory (see module docstring)."""
+    """Writes stream outputs into a landing directory (see module docstring).
+
+    With ``config.write_manifests`` off no manifest (and no ``.staging/``) is written: the
+    blobs only, for callers that publish manifests themselves.
+    """
 
     def __init__(self, out_dir: str | Path, config: SimulatorConfig, start_time: datetime,
                  on_file: FileCallback | None = None) -> None:
@@ -69,7 +74,9 @@ class LandingSink:
             (self.root / d).mkdir(parents=True, exist_ok=True)
         self._plc: dict[str, list[str]] = {}
         self._alarms: dict[str, list[str]] = {}
-        self._manifests: dict[str, list[str]] = {"thermal": [], "audio": []}
+        self._last_ms: dict[str, int] = {}  # newest PLC/alarm offset (ms) per asset in the open roll
+        self.publisher: ManifestPublisher | None = (
+            ManifestPublisher(self.root, epoch=epoch_ms(start_time)) if config.write_manifests else None)
 
     def _notify(self, path: Path, kind: str) -> None:
         if self.on_file is not None:
@@ -88,14 +95,21 @@ class LandingSink:
         self._notify(p, "ground_truth")
         return p
 
+    def _close(self, rel: str, data: bytes, kind: str, aid: str, timestamp: str, end: str | None = None) -> Path:
+        """Close one blob (atomic rename), tell ``on_file``, announce it for the next manifest."""
+        path = atomic_write_bytes(self.root / rel, data)
+        self._notify(path, kind)
+        if self.publisher is not None:
+            self.publisher.announce(aid, kind, rel, data, timestamp, end)
+        return path
+
     def _blob(self, kind: str, aid: str, t: float, data: bytes, ext: str) -> None:
         sub = "frames" if kind == "thermal" else "clips"
         rel = f"{kind}/{sub}/{aid}/{aid}-{file_stamp(self.start_time, t)}.{ext}"
-        path = atomic_write_bytes(self.root / rel, data)
-        self._manifests[kind].append(json.dumps(
-            {"asset_id": aid, "timestamp": iso_ms_one(self.start_time, t), "path": rel, "bytes": len(data),
-             "sha256": sha256_hex(data)}))
-        self._notify(path, kind)
+        self._close(rel, data, kind, aid, iso_ms_one(self.start_time, t))
+
+    def _touch(self, aid: str, newest_s: float) -> None:
+        self._last_ms[aid] = max(self._last_ms.get(aid, offset_ms(newest_s)), offset_ms(newest_s))
 
     def add(self, out: StreamOutput) -> None:
         """Accept one asset's output: write blobs now, buffer rows/lines until :meth:`roll`."""
@@ -104,10 +118,12 @@ class LandingSink:
             ts = iso_ms(self.start_time, out.plc.t)
             self._plc.setdefault(aid, []).extend(format_lines(out.plc, ts, self.config.plc_format))
             self.counts.plc_rows += len(out.plc) * out.plc.values.shape[1]
+            self._touch(aid, float(np.max(out.plc.t)))
         if out.alarms:
             ts = iso_ms(self.start_time, np.array([e.t for e in out.alarms]))
             self._alarms.setdefault(aid, []).extend(e.line(s) for e, s in zip(out.alarms, ts, strict=True))
             self.counts.alarm_lines += len(out.alarms)
+            self._touch(aid, max(e.t for e in out.alarms))
         for t, frame in out.frames:
             self._blob("thermal", aid, t, encode_tiff(frame), "tiff")
             self.counts.thermal_frames += 1
@@ -115,29 +131,46 @@ class LandingSink:
             self._blob("audio", aid, t, encode_wav(clip, self.config.audio_rate_hz), "wav")
             self.counts.audio_clips += 1
 
-    def roll(self, window_start_s: float) -> list[Path]:
-        """Atomically close all rolling files of the window that started at ``window_start_s``."""
+    def roll(self, window_start_s: float, window_end_s: float) -> list[Path]:
+        """Atomically close the rolling files of the roll ``[window_start_s, window_end_s)``.
+
+        Per asset the alarm log (if the roll has events) is closed and announced before the PLC
+        file, both with ``timestamp`` = roll start and ``end`` = roll end (exclusive, and later
+        than every row in the file).  Nothing becomes visible in ``manifests/`` before
+        :meth:`publish`.
+        """
         stamp = file_stamp(self.start_time, window_start_s)
-        closed: list[tuple[Path, str]] = []
+        timestamp = iso_ms_one(self.start_time, window_start_s)
+        end_ms = offset_ms(window_end_s)
+        closed: list[Path] = []
         ext = self.config.plc_format
-        for aid, lines in self._plc.items():
-            if lines:
-                p = atomic_write_text(self.root / "plc" / f"plc-{aid}-{stamp}.{ext}", plc_file_text(lines, ext))
-                closed.append((p, "plc"))
-                self.counts.plc_files += 1
-        for aid, lines in self._alarms.items():
-            if lines:
-                p = atomic_write_text(self.root / "alarms" / f"alarms-{aid}-{stamp}.log", "\n".join(lines) + "\n")
-                closed.append((p, "alarms"))
+        for aid in dict.fromkeys([*self._alarms, *self._plc]):
+            # rows are strictly before window_end_s; keep them strictly before `end` after rounding too
+            end = iso_at_ms(self.start_time, max(end_ms, self._last_ms.get(aid, end_ms - 1) + 1))
+            alarm_lines = self._alarms.get(aid)
+            if alarm_lines:
+                closed.append(self._close(f"alarms/alarms-{aid}-{stamp}.log", ("\n".join(alarm_lines) + "\n").encode(),
+                                          "alarms", aid, timestamp, end))
                 self.counts.alarm_files += 1
-        for kind, lines in self._manifests.items():
-            if lines:
-                p = atomic_write_text(self.root / kind / f"manifest-{stamp}.jsonl", "\n".join(lines) + "\n")
-                closed.append((p, f"{kind}_manifest"))
-                self.counts.manifest_files += 1
+            plc_lines = self._plc.get(aid)
+            if plc_lines:
+                closed.append(self._close(f"plc/plc-{aid}-{stamp}.{ext}", plc_file_text(plc_lines, ext).encode(),
+                                          "plc", aid, timestamp, end))
+                self.counts.plc_files += 1
         self._plc = {}
         self._alarms = {}
-        self._manifests = {"thermal": [], "audio": []}
-        for p, kind in closed:
-            self._notify(p, kind)
-        return [p for p, _ in closed]
+        self._last_ms = {}
+        return closed
+
+    def publish(self) -> Path | None:
+        """Make every blob announced since the last call visible in one new manifest.
+
+        Returns the manifest's path; None when nothing is pending or manifests are off.
+        """
+        if self.publisher is None:
+            return None
+        path = self.publisher.publish()
+        if path is not None:
+            self.counts.manifest_files += 1
+            self._notify(path, "manifest")
+        return path

@@ -28,6 +28,21 @@ def iso_ms_one(start: datetime, t_s: float) -> str:
     return str(iso_ms(start, np.array([t_s]))[0])
 
 
+def offset_ms(t_s: float) -> int:
+    """Offset ``t_s`` seconds in whole milliseconds, rounded as :func:`iso_ms` rounds.
+
+    >>> offset_ms(1.0004), offset_ms(0.1 + 0.2)
+    (1000, 300)
+    """
+    return int(np.round(np.float64(t_s) * 1000.0))
+
+
+def iso_at_ms(start: datetime, off_ms: int) -> str:
+    """ISO-8601 timestamp of ``start`` plus ``off_ms`` milliseconds (exact integer offset)."""
+    moment = start.astimezone(timezone.utc) + timedelta(milliseconds=off_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
 def file_stamp(start: datetime, t_s: float) -> str:
     """File-name stamp ``YYYYmmddTHHMMSSfff`` for ``start + t_s``."""
     dt = to_datetime(start, t_s)

@@ -19,11 +19,17 @@ import numpy as np
 import tifffile
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically via a hidden temp file; return ``path``."""
+def atomic_write_bytes(path: str | Path, data: bytes, staging: str | Path | None = None) -> Path:
+    """Write ``data`` to ``path`` atomically via a hidden temp file; return ``path``.
+
+    The temp file lies beside ``path``, or in ``staging`` (same filesystem) when the target
+    directory must never show a temporary name, as the watched ``manifests/`` directory.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    if staging is not None:
+        Path(staging).mkdir(parents=True, exist_ok=True)
+    tmp = (Path(staging) if staging is not None else path.parent) / f".{path.name}.tmp"
     with open(tmp, "wb") as fh:
         fh.write(data)
         fh.flush()

@@ -44,13 +44,15 @@ def prefix(ingest_redis: redis.Redis) -> Iterator[str]:
         ingest_redis.delete(*keys)
 
 
-def simulate(out_dir: Path, n_assets: int, seconds: float, roll_s: float = 5.0, seed: int = 7) -> None:
-    """A batch run of the real simulator into ``out_dir`` (no manifests under manifests/ yet)."""
+def simulate(out_dir: Path, n_assets: int, seconds: float, roll_s: float = 5.0, seed: int = 7,
+             write_manifests: bool = False) -> None:
+    """A batch run of the real simulator into ``out_dir``; by default without its own manifests
+    (the tests publish them with ``publish_existing``, in their own order)."""
     from linewatch.simulator.config import SimulatorConfig
     from linewatch.simulator.factory import Factory
 
-    Factory(SimulatorConfig(batch_roll_seconds=roll_s, seed=seed), n_assets=n_assets).run_batch(
-        out_dir, seconds / 60.0, progress=False)
+    config = SimulatorConfig(batch_roll_seconds=roll_s, seed=seed, write_manifests=write_manifests)
+    Factory(config, n_assets=n_assets).run_batch(out_dir, seconds / 60.0, progress=False)
 
 
 def make_job(landing: Path, prefix: str, work: Path, redis_url: str = REDIS_URL, **flink: object) -> IngestJob:

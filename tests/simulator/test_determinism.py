@@ -26,7 +26,7 @@ def test_batch_is_byte_identical_under_seed(tmp_path: Path) -> None:
     b = _run(tmp_path / "b", 42)
     assert a == b
     kinds = {k.split("/")[0] for k in a}
-    assert {"plc", "thermal", "audio", "assets.json", "ground_truth.csv"} <= kinds
+    assert {"plc", "thermal", "audio", "manifests", "assets.json", "ground_truth.csv"} <= kinds
 
 
 def test_different_seeds_differ(tmp_path: Path) -> None:

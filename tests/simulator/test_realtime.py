@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
+from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,21 +15,31 @@ import soundfile as sf
 import tifffile
 
 from linewatch.simulator import Factory, GroundTruth, SimulatorConfig
+from pipeline.decoders import decode_manifest_file, read_blob
+from pipeline.landing import MODALITY_OF_KIND
 
 
 class Watcher:
-    """Repeatedly scans the landing directory and checks every visible file."""
+    """Repeatedly scans the landing directory and checks every visible file.
+
+    A manifest is checked the first time it is seen: every blob it names must already be
+    there, complete (size and SHA-256 of the line), read through the ingestion decoders.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.checked: set[Path] = set()
         self.problems: list[str] = []
-        self.manifests = 0
+        self.manifest_lines: list[tuple[str, dict]] = []  # (manifest name, line) in order of appearance
         self.plc_files = 0
 
     def scan(self) -> None:
         for p in sorted(self.root.rglob("*")):
-            if not p.is_file() or p.name.startswith("."):
+            if not p.is_file():
+                continue
+            if p.parent.name == "manifests" and p.name.startswith("."):
+                self.problems.append(f"temporary file inside manifests/: {p}")
+            if p.name.startswith("."):
                 continue
             if p.suffix == ".tmp":
                 self.problems.append(f"visible temp file {p}")
@@ -48,14 +58,13 @@ class Watcher:
         elif p.suffix == ".wav":
             info = sf.info(p)
             assert info.frames == 16000 and info.samplerate == 16000
-        elif p.name.startswith("manifest-"):
-            self.manifests += 1
-            for line in p.read_text().splitlines():
-                r = json.loads(line)
-                blob = self.root / r["path"]
-                assert blob.is_file(), f"manifest references missing {r['path']}"
-                data = blob.read_bytes()
-                assert len(data) == r["bytes"] and hashlib.sha256(data).hexdigest() == r["sha256"]
+        elif p.parent.name == "manifests":
+            data = p.read_bytes()
+            result = decode_manifest_file(data, p.name, self.root)
+            assert result.errors == [], result.errors
+            for blob in result.blobs:
+                read_blob(blob)  # missing_file / truncated / decode_error if not closed yet
+            self.manifest_lines += [(p.name, json.loads(line)) for line in data.decode().splitlines()]
         elif p.suffix == ".csv" and p.parent.name == "plc":
             self.plc_files += 1
             df = pd.read_csv(p)
@@ -64,9 +73,12 @@ class Watcher:
         elif p.suffix == ".log":
             assert p.read_text().endswith("\n")
 
+    def announced(self, kind: str) -> int:
+        return sum(line["kind"] == kind for _, line in self.manifest_lines)
 
-def test_realtime_never_exposes_partial_files(tmp_path: Path) -> None:
-    cfg = SimulatorConfig(seed=3, roll_seconds=0.25, thermal_fps=4.0, fault_fraction=1.0)
+
+def test_realtime_never_exposes_partial_files_or_early_manifests(tmp_path: Path) -> None:
+    cfg = SimulatorConfig(seed=3, roll_seconds=0.5, thermal_fps=5.0, fault_fraction=1.0)
     factory = Factory(cfg, n_assets=2)
     stop = threading.Event()
     notified: list[tuple[Path, str]] = []
@@ -84,11 +96,10 @@ def test_realtime_never_exposes_partial_files(tmp_path: Path) -> None:
     th.start()
     watcher = Watcher(tmp_path)
     deadline = time.monotonic() + 30.0
-    # Scan continuously until enough closed audio manifests (>= 2 s of clips) have been seen.
+    # Scan continuously (no sleep) until >= 2 s of clips and 8 PLC files were announced.
     while time.monotonic() < deadline and "error" not in result:
         watcher.scan()
-        audio_manifests = list((tmp_path / "audio").glob("manifest-*.jsonl")) if (tmp_path / "audio").exists() else []
-        if len(audio_manifests) >= 2 and watcher.plc_files >= 8:
+        if watcher.announced("audio") >= 4 and watcher.announced("plc") >= 8:
             break
     stop.set()
     th.join(timeout=30.0)
@@ -96,15 +107,33 @@ def test_realtime_never_exposes_partial_files(tmp_path: Path) -> None:
     assert "error" not in result, result.get("error")
     watcher.scan()
     assert watcher.problems == []
-    assert watcher.manifests >= 2
+    assert watcher.announced("audio") >= 4 and watcher.announced("plc") >= 8
     assert not [p for p in tmp_path.rglob(".*.tmp")], "temp files left behind"
 
-    # Every blob was announced before the manifest that references it.
+    # Every closed blob is announced once; seq counts each asset and modality in order of appearance.
+    paths = [line["path"] for _, line in watcher.manifest_lines]
+    on_disk = {p.relative_to(tmp_path).as_posix() for sub in ("plc", "alarms", "thermal", "audio")
+               for p in (tmp_path / sub).rglob("*") if p.is_file()}
+    assert len(paths) == len(set(paths)) and set(paths) == on_disk
+    seqs: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for _, line in watcher.manifest_lines:
+        seqs[(line["asset_id"], MODALITY_OF_KIND[line["kind"]])].append(line["seq"])
+    assert all(got == list(range(len(got))) for got in seqs.values()), seqs
+
+    # Frames are published within a tick of closing them, not held back to the roll: some
+    # manifests announce frames and no rolling file.
+    per_manifest: dict[str, set[str]] = defaultdict(set)
+    for name, line in watcher.manifest_lines:
+        per_manifest[name].add(line["kind"])
+    assert any("thermal" in kinds and not kinds & {"plc", "alarms"} for kinds in per_manifest.values())
+
+    # Every blob was closed (and announced to on_file) before the manifest that references it.
     order = {p: i for i, (p, _) in enumerate(notified)}
-    for p, kind in notified:
-        if kind.endswith("_manifest"):
-            for line in p.read_text().splitlines():
-                assert order[tmp_path / json.loads(line)["path"]] < order[p]
+    manifests = [p for p, kind in notified if kind == "manifest"]
+    assert len(manifests) == len(per_manifest)
+    for p in manifests:
+        for line in p.read_text().splitlines():
+            assert order[tmp_path / json.loads(line)["path"]] < order[p]
 
     # Timestamps are wall-clock UTC.
     s = result["summary"]
@@ -112,6 +141,7 @@ def test_realtime_never_exposes_partial_files(tmp_path: Path) -> None:
     first = pd.read_csv(sorted((tmp_path / "plc").glob("*.csv"))[0])["timestamp"].iloc[0]
     assert abs(pd.Timestamp(first).to_pydatetime() - t_start) < timedelta(seconds=5)
     assert s.audio_clips >= 2 * 2 and s.thermal_frames >= 2 * 8
+    assert s.manifest_files == len(manifests)
 
 
 def test_realtime_duration_and_ground_truth(tmp_path: Path) -> None:
