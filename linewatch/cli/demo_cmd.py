@@ -6,6 +6,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import redis
@@ -30,6 +31,11 @@ def demo(
     seconds: float = typer.Option(60.0, "--seconds", "-s", min=1.0, help="How long the simulated line runs."),
     assets: int = typer.Option(6, "--assets", "-n", min=1, max=100, help="Simulated assets."),
     ingest: bool = typer.Option(True, "--ingest/--no-ingest", help="Run the Flink ingestion job (needs Java)."),
+    bad_input: bool = typer.Option(
+        True, "--bad-input/--no-bad-input",
+        help="Half-way through, drop a truncated thermal frame into the landing zone, as a failing gateway would: "
+        "it shows up as a dead letter while the line keeps running.",
+    ),
     keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing zone and state afterwards."),
 ) -> None:
     """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, and show
@@ -72,7 +78,8 @@ def demo(
                 sampler = StreamSampler(client, StreamNames(settings.streams.prefix, settings.streams.shards),
                                         job.spec.ingest.stats_key)
             try:
-                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler)
+                inject = _inject_truncated_frame if bad_input and ingest else None
+                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject)
             finally:
                 if job is not None:
                     job.stop()
@@ -95,6 +102,7 @@ def _run_line(
     stop: threading.Event,
     arrivals: ArrivalCounter,
     sampler: StreamSampler | None,
+    inject: Callable[[Path, str], None] | None = None,
 ) -> None:
     thread = threading.Thread(
         target=factory.run_realtime,
@@ -108,8 +116,38 @@ def _run_line(
         try:
             while thread.is_alive():
                 thread.join(timeout=1.0)
+                if inject is not None and time.monotonic() - start > seconds / 2:
+                    inject(landing, factory.fleet[0].asset_id)
+                    inject = None
                 live.update(render(arrivals, sampler, time.monotonic() - start, "line running"))
+            if sampler is not None:  # let the job drain what the gateway closed last
+                deadline = time.monotonic() + 15.0
+                previous = None
+                while time.monotonic() < deadline:
+                    counts = {m: n for m, (n, _) in sampler.modality_counts().items()}
+                    if counts == previous:
+                        break
+                    previous = counts
+                    live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped, draining"))
+                    stop.wait(1.0)
         except KeyboardInterrupt:
             stop.set()
             thread.join()
         live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped"))
+
+
+def _inject_truncated_frame(landing: Path, asset_id: str) -> None:
+    """A gateway that lost power mid-write: the manifest announces more bytes than the frame has."""
+    import hashlib
+    import json
+
+    from pipeline.landing import STAGING_DIR, atomic_write
+
+    rel = f"thermal/frames/{asset_id}/{asset_id}-power-cut.tiff"
+    full = b"II*\x00" + bytes(38_396)  # what a 160x120 uint16 TIFF would weigh
+    cut = full[:1024]
+    atomic_write(landing / rel, cut)
+    line = {"asset_id": asset_id, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            "path": rel, "bytes": len(full), "sha256": hashlib.sha256(full).hexdigest(), "kind": "thermal"}
+    atomic_write(landing / "manifests" / f"gateway-{asset_id}-power-cut.jsonl", (json.dumps(line) + "\n").encode(),
+                 staging=landing / STAGING_DIR)
