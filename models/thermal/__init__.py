@@ -1,0 +1,1 @@
+"""Thermal-frame models: ViT teacher, small CNN student (input ``(1, 120, 160)``)."""
