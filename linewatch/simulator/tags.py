@@ -10,26 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Tag order used for in-memory arrays (last axis of PLC windows).
-PLC_TAGS: tuple[str, ...] = (
-    "motor_current_a",
-    "speed_rpm",
-    "bearing_temp_c",
-    "winding_temp_c",
-    "vibration_rms_mm_s",
-    "pressure_bar",
-    "run_state",
-)
-
-TAG_UNITS: dict[str, str] = {
-    "motor_current_a": "A",
-    "speed_rpm": "rpm",
-    "bearing_temp_c": "degC",
-    "winding_temp_c": "degC",
-    "vibration_rms_mm_s": "mm/s",
-    "pressure_bar": "bar",
-    "run_state": "bool",
-}
+from linewatch.contract.plc_tags import PLC_TAGS, TAG_UNITS  # noqa: F401 - re-exported
 
 #: Decimal places written to files (values are rounded to these).
 TAG_DECIMALS: dict[str, int] = {

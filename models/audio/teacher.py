@@ -18,7 +18,7 @@ from transformers import ASTConfig, ASTForAudioClassification
 if TYPE_CHECKING:  # pydantic is not needed to build a teacher
     from models.config import TeacherConfig
 
-from models.common.hf_teacher import HFTeacher, check_checkpoint_dir, load_standardizer
+from models.common.hf_teacher import HFTeacher, class_labels, load_or_build, load_standardizer
 
 
 class AudioTeacher(HFTeacher):
@@ -54,9 +54,7 @@ def ast_config(cfg: TeacherConfig, mel_t: tuple[int, int], classes: tuple[str, .
         time_stride=cfg.audio_stride,
         num_mel_bins=mel_t[0],
         max_length=mel_t[1],
-        num_labels=len(classes),
-        id2label=dict(enumerate(classes)),
-        label2id={c: i for i, c in enumerate(classes)},
+        **class_labels(classes),
     )
 
 
@@ -68,16 +66,5 @@ def build_audio_teacher(
 ) -> AudioTeacher:
     """From ``cfg.checkpoint`` when set (classifier head resized to ``classes``), else from a config."""
     mel_t = (int(sample_shape[-2]), int(sample_shape[-1]))
-    if cfg.checkpoint is not None:
-        path = check_checkpoint_dir(cfg.checkpoint)
-        hf = ASTForAudioClassification.from_pretrained(
-            path,
-            num_labels=len(classes),
-            id2label=dict(enumerate(classes)),
-            label2id={c: i for i, c in enumerate(classes)},
-            ignore_mismatched_sizes=True,
-        )
-    else:
-        path = None
-        hf = ASTForAudioClassification(ast_config(cfg, mel_t, classes))
+    hf, path = load_or_build(ASTForAudioClassification, cfg.checkpoint, classes, lambda: ast_config(cfg, mel_t, classes))
     return AudioTeacher(hf, load_standardizer(path, standardizer_stats, sample_shape), mel_t)

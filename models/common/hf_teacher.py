@@ -8,11 +8,14 @@ loads the same way; its standardiser is then fitted on the training split.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
+from transformers import PretrainedConfig, PreTrainedModel
 
 from models.common.normalization import InputStandardizer
 
@@ -61,6 +64,29 @@ def load_standardizer(
         mean = np.asarray(stats["mean"], np.float32).reshape(np.shape(fallback[0]))
         std = np.asarray(stats["std"], np.float32).reshape(np.shape(fallback[1]))
     return InputStandardizer(mean, std, nan_to_zero=nan_to_zero)
+
+
+def class_labels(classes: tuple[str, ...]) -> dict[str, Any]:
+    """``num_labels`` / ``id2label`` / ``label2id`` for a transformers config.
+
+    >>> class_labels(("normal", "cavitation"))["label2id"]
+    {'normal': 0, 'cavitation': 1}
+    """
+    return {"num_labels": len(classes), "id2label": dict(enumerate(classes)), "label2id": {c: i for i, c in enumerate(classes)}}
+
+
+def load_or_build(
+    model_cls: type[PreTrainedModel],
+    checkpoint: Path | None,
+    classes: tuple[str, ...],
+    config: Callable[[], PretrainedConfig],
+) -> tuple[PreTrainedModel, Path | None]:
+    """The user's ``save_pretrained`` checkpoint (classifier head resized to ``classes``), else a
+    model built from ``config()``; returns the model and the checkpoint directory (or None)."""
+    if checkpoint is None:
+        return model_cls(config()), None
+    path = check_checkpoint_dir(checkpoint)
+    return model_cls.from_pretrained(path, ignore_mismatched_sizes=True, **class_labels(classes)), path
 
 
 def check_checkpoint_dir(directory: Path) -> Path:

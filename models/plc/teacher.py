@@ -11,7 +11,7 @@ import torch
 if TYPE_CHECKING:  # pydantic is not needed to build a teacher
     from models.config import TeacherConfig
 
-from models.common.hf_teacher import HFTeacher, check_checkpoint_dir, load_standardizer
+from models.common.hf_teacher import HFTeacher, class_labels, load_or_build, load_standardizer
 from models.plc.feature_transformer import FeatureTokenTransformerConfig, FeatureTokenTransformerForClassification
 
 
@@ -29,26 +29,21 @@ def build_plc_teacher(
     standardizer_stats: tuple[np.ndarray, np.ndarray],
 ) -> PlcTeacher:
     """From ``cfg.checkpoint`` when set (feature count must match), else from a config."""
-    labels = {"num_labels": len(classes), "id2label": dict(enumerate(classes)), "label2id": {c: i for i, c in enumerate(classes)}}
-    if cfg.checkpoint is not None:
-        path = check_checkpoint_dir(cfg.checkpoint)
-        hf = FeatureTokenTransformerForClassification.from_pretrained(path, ignore_mismatched_sizes=True, **labels)
-        if hf.config.num_features != sample_shape[-1]:
-            raise ValueError(
-                f"teacher checkpoint {path} expects {hf.config.num_features} PLC features but the data has "
-                f"{sample_shape[-1]} (features version changed?): retrain without teacher.checkpoint"
-            )
-    else:
-        path = None
-        hf = FeatureTokenTransformerForClassification(
-            FeatureTokenTransformerConfig(
-                num_features=int(sample_shape[-1]),
-                hidden_size=cfg.hidden_size,
-                num_hidden_layers=cfg.num_layers,
-                num_attention_heads=cfg.num_heads,
-                intermediate_size=cfg.intermediate_size,
-                hidden_dropout_prob=cfg.dropout,
-                **labels,
-            )
+    hf, path = load_or_build(
+        FeatureTokenTransformerForClassification, cfg.checkpoint, classes,
+        lambda: FeatureTokenTransformerConfig(
+            num_features=int(sample_shape[-1]),
+            hidden_size=cfg.hidden_size,
+            num_hidden_layers=cfg.num_layers,
+            num_attention_heads=cfg.num_heads,
+            intermediate_size=cfg.intermediate_size,
+            hidden_dropout_prob=cfg.dropout,
+            **class_labels(classes),
+        ),
+    )
+    if hf.config.num_features != sample_shape[-1]:
+        raise ValueError(
+            f"teacher checkpoint {path} expects {hf.config.num_features} PLC features but the data has "
+            f"{sample_shape[-1]} (features version changed?): retrain without teacher.checkpoint"
         )
     return PlcTeacher(hf, load_standardizer(path, standardizer_stats, sample_shape))

@@ -17,7 +17,7 @@ from transformers import ViTConfig, ViTForImageClassification
 if TYPE_CHECKING:  # pydantic is not needed to build a teacher
     from models.config import TeacherConfig
 
-from models.common.hf_teacher import HFTeacher, check_checkpoint_dir, load_standardizer
+from models.common.hf_teacher import HFTeacher, class_labels, load_or_build, load_standardizer
 
 
 class ThermalTeacher(HFTeacher):
@@ -50,9 +50,7 @@ def vit_config(cfg: TeacherConfig, frame_hw: tuple[int, int], classes: tuple[str
         intermediate_size=cfg.intermediate_size,
         hidden_dropout_prob=cfg.dropout,
         attention_probs_dropout_prob=cfg.dropout,
-        num_labels=len(classes),
-        id2label=dict(enumerate(classes)),
-        label2id={c: i for i, c in enumerate(classes)},
+        **class_labels(classes),
     )
 
 
@@ -64,16 +62,5 @@ def build_thermal_teacher(
 ) -> ThermalTeacher:
     """From ``cfg.checkpoint`` when set (classifier head resized to ``classes``), else from a config."""
     frame_hw = (int(sample_shape[-2]), int(sample_shape[-1]))
-    if cfg.checkpoint is not None:
-        path = check_checkpoint_dir(cfg.checkpoint)
-        hf = ViTForImageClassification.from_pretrained(
-            path,
-            num_labels=len(classes),
-            id2label=dict(enumerate(classes)),
-            label2id={c: i for i, c in enumerate(classes)},
-            ignore_mismatched_sizes=True,
-        )
-    else:
-        path = None
-        hf = ViTForImageClassification(vit_config(cfg, frame_hw, classes))
+    hf, path = load_or_build(ViTForImageClassification, cfg.checkpoint, classes, lambda: vit_config(cfg, frame_hw, classes))
     return ThermalTeacher(hf, load_standardizer(path, standardizer_stats, sample_shape), frame_hw)

@@ -27,16 +27,9 @@ from typing import Protocol
 
 import numpy as np
 
-PLC_TAGS: tuple[str, ...] = (
-    "motor_current_a",
-    "speed_rpm",
-    "bearing_temp_c",
-    "winding_temp_c",
-    "vibration_rms_mm_s",
-    "pressure_bar",
-    "run_state",
-)
-"""Column order of ``values`` (the simulator's ``linewatch.simulator.tags.PLC_TAGS``)."""
+from linewatch.contract.plc_tags import PLC_TAGS
+
+
 
 TAG_STATS: tuple[str, ...] = ("mean", "std", "max", "slope")
 
