@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 @pytest.mark.xfail(
     strict=False,
-    reason="known bug (issue 3, open): in about 3 of 25 runs on 2026-11-29 a few early audio clips never "
+    reason="known bug (issue 3, open): in 4 of 27 runs on 2026-11-29 a few early audio clips never "
     "arrived after SIGKILL + restore (seq_gaps > 0 while their manifests were still in manifests/); "
     "see docs/ingestion.md, 'Restart: known loss'",
 )
