@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linewatch.contract import StreamNames  # noqa: E402
 from linewatch.flink_settings import FlinkSettings  # noqa: E402
-from pipeline.job import IngestConfig  # noqa: E402
+from pipeline.ingest_config import IngestConfig  # noqa: E402
 from pipeline.landing import ManifestWriter, format_time_ms  # noqa: E402
 from pipeline.runner import IngestJob, JobSpec  # noqa: E402
 

@@ -86,9 +86,30 @@ class FlinkSettings(BaseModel):
         default=1000, ge=50, description="How often the job publishes its counters and latency to Redis."
     )
     jvm_heap: str = Field(default="512m", description="Embedded MiniCluster: JVM -Xmx of the local gateway.")
+    python_threads: int = Field(
+        default=1, ge=1, le=64,
+        description="OMP/OpenBLAS/MKL threads of the job's Python (OMP_NUM_THREADS etc.). Scale with "
+        "`parallelism`, not with BLAS threads: a multithreaded BLAS beside the JVM made audio features "
+        "4x slower on 2 cores (docs/benchmarks.md).",
+    )
+    source_rollover_manifests: int = Field(
+        default=20_000, ge=0,
+        description="Embedded runner: after the janitor archived this many manifests, restart the job from "
+        "its checkpoint with a fresh FileSource (the source remembers every path it read; "
+        "docs/ingestion.md, 'Bounded memory'). 0 never rolls over.",
+    )
     extra: dict[str, str] = Field(
         default_factory=dict, description="Raw Flink configuration keys, applied last (override anything above)."
     )
+
+    def thread_env(self) -> dict[str, str]:
+        """Environment that caps the native thread pools of the job's Python (numpy/scipy BLAS).
+
+        >>> FlinkSettings(python_threads=2).thread_env()["OPENBLAS_NUM_THREADS"]
+        '2'
+        """
+        n = str(self.python_threads)
+        return {"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
 
     def resolved_checkpoint_dir(self, data_dir: Path) -> Path:
         """Checkpoint directory actually used."""

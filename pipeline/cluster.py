@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from linewatch.flink_settings import FlinkSettings
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -81,7 +83,7 @@ class StandaloneCluster:
 
         return {**os.environ, "FLINK_CONF_DIR": str(self.conf_dir), "FLINK_LOG_DIR": str(self.log_dir),
                 "FLINK_PID_DIR": str(self.pid_dir), "PYTHONPATH": python_path(),
-                "PYFLINK_CLIENT_EXECUTABLE": sys.executable}
+                "PYFLINK_CLIENT_EXECUTABLE": sys.executable, **FlinkSettings().thread_env()}
 
     def write_conf(self) -> None:
         if self.conf_dir.exists():

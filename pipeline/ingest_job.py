@@ -53,11 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cluster:
         os.environ["PYTHONPATH"] = python_path()  # before the JVM starts: thread mode imports pemja
     sys.path.insert(0, str(PROJECT_ROOT))
-    from pipeline.job import IngestConfig, build_job
+    from pipeline.ingest_config import IngestConfig
+    from pipeline.job import build_job
 
     config = IngestConfig.from_json(json.dumps(spec["ingest"]))
     env = make_environment(spec, args.cluster)
-    build_job(env, config, int(spec["scan_interval_ms"]))
+    build_job(env, config, int(spec["scan_interval_ms"]), int(spec.get("source_generation", 0)))
     client = env.execute_async(spec.get("job_name", "linewatch-ingest"))
     job_id = str(client.get_job_id())
     print(f"JOB_ID {job_id}", flush=True)

@@ -282,20 +282,24 @@ class LandingZone:
                 removed += 1
         return removed
 
-    def manifest_done(self, manifest: Path) -> bool:
-        """True when no blob the manifest names is still in the landing zone (all handled)."""
+    def manifest_blobs(self, manifest: Path) -> list[Path] | None:
+        """Blobs a manifest names (lines that name none are skipped), None if the file is gone."""
         try:
             text = manifest.read_text(errors="replace")
         except FileNotFoundError:
-            return False
+            return None
+        blobs: list[Path] = []
         for line in text.splitlines():
             try:
-                entry = parse_manifest_line(line)
-                if self.resolve(entry.path).exists():
-                    return False
+                blobs.append(self.resolve(parse_manifest_line(line).path))
             except ManifestError:
                 continue  # a bad line is dead-lettered by the job and blocks nothing
-        return True
+        return blobs
+
+    def manifest_done(self, manifest: Path) -> bool:
+        """True when no blob the manifest names is still in the landing zone (all handled)."""
+        blobs = self.manifest_blobs(manifest)
+        return blobs is not None and not any(b.exists() for b in blobs)
 
 
 @dataclass
@@ -303,77 +307,122 @@ class Janitor:
     """Archives finished manifests (so the FileSource's scans stay cheap) and prunes the archive.
 
     A manifest is archived once every blob it names has left the landing zone *and* at least
-    ``settle_s`` has passed since that was first seen *and* (with ``checkpoint_dir``) a
-    checkpoint completed after that moment: a restore then never looks for a moved manifest,
-    and never rolls the job's state back to before a manifest it can no longer re-read.
+    ``settle_s`` has passed since that was first seen *and* (with ``checkpoint_dir``) two
+    checkpoints were *triggered* after that moment and have completed. Triggered, not merely
+    completed: a checkpoint that completes after the blobs left may have taken its snapshot
+    before they were handled (barrier first, ``_metadata`` later), and a restore from it would
+    roll the source back behind a manifest that is no longer there to re-read (the cause of
+    the intermittent loss after SIGKILL seen on 2026-11-29). Flink creates ``chk-N`` when it
+    triggers checkpoint N, so "N greater than every ``chk-*`` present when the manifest was
+    done" means "triggered after". The second checkpoint is a margin for the source reader,
+    which may report its finished split one fetch after the split's last line.
+
+    Each manifest is parsed once (they are immutable once visible); a pass then stats only
+    the blobs not yet seen gone, so a backlog of thousands of manifests costs one ``stat`` per
+    waiting manifest per pass, not a read and parse of every file.
     """
 
     zone: LandingZone
     settle_s: float
     retention_s: float
     checkpoint_dir: Path | None = None
-    _done_since: dict[str, float] = field(default_factory=dict)
+    checkpoints_after: int = 2
+    _remaining: dict[str, list[Path]] = field(default_factory=dict)  # blobs not yet seen gone
+    _done_since: dict[str, tuple[float, int]] = field(default_factory=dict)  # (when, newest chk id then)
     waiting: int = 0  # manifests left in the directory after the last pass
+
+    @property
+    def done_waiting(self) -> int:
+        """Manifests whose blobs are all handled, waiting for settle time / checkpoints."""
+        return len(self._done_since)
+
+    def _is_done(self, name: str, path: Path) -> bool:
+        remaining = self._remaining.get(name)
+        if remaining is None:
+            blobs = self.zone.manifest_blobs(path)
+            if blobs is None:
+                return False
+            remaining = self._remaining[name] = blobs
+        while remaining and not remaining[0].exists():  # blobs leave roughly in manifest order
+            remaining.pop(0)
+        return not remaining
 
     def run_once(self, now_s: float | None = None) -> int:
         """One pass; returns the number of manifests archived."""
         now_s = time.time() if now_s is None else now_s
         archived = 0
-        seen: set[str] = set()
-        checkpointed = newest_checkpoint_time(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        progress = checkpoint_progress(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         try:
             names = [n for n in os.listdir(self.zone.manifests) if not n.startswith(HIDDEN_PREFIXES)]
         except FileNotFoundError:
             return 0
+        seen = set(names)
         for name in names:
-            seen.add(name)
             path = self.zone.manifests / name
-            since = self._done_since.get(name)
-            if since is None:
-                if self.zone.manifest_done(path):
-                    self._done_since[name] = now_s
-                    since = now_s
-                else:
+            done = self._done_since.get(name)
+            if done is None:
+                if not self._is_done(name, path):
                     continue
+                done = self._done_since[name] = (now_s, progress.started if progress is not None else 0)
+            since, started_then = done
             if now_s - since >= self.settle_s and (
-                self.checkpoint_dir is None or (checkpointed is not None and checkpointed > since)
+                progress is None or progress.completed >= started_then + self.checkpoints_after
             ):
                 self.zone.archive_file(path, now_s)
                 self._done_since.pop(name, None)
+                self._remaining.pop(name, None)
                 archived += 1
-        for name in list(self._done_since):
-            if name not in seen:
-                del self._done_since[name]
+        for table in (self._done_since, self._remaining):
+            for name in [n for n in table if n not in seen]:
+                del table[name]
         self.waiting = len(names) - archived
         self.zone.prune_archive(self.retention_s, now_s)
         return archived
 
 
-STAGING_DIR = ".staging"
-"""Hidden directory at the landing root where manifests are written before they are renamed in."""
+@dataclass(frozen=True)
+class CheckpointProgress:
+    """Highest checkpoint id Flink has triggered (``chk-N`` exists) and completed (has ``_metadata``)."""
+
+    started: int
+    completed: int
 
 
-def newest_checkpoint_time(checkpoint_dir: Path) -> float | None:
-    """mtime of the newest completed checkpoint (``<dir>/<job>/chk-N/_metadata``), None if none."""
-    newest: float | None = None
+def checkpoint_progress(checkpoint_dir: Path) -> CheckpointProgress:
+    """Scan ``<dir>/<job id>/chk-N`` of every job (ids continue across a restore).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     (Path(d) / "job" / "chk-3").mkdir(parents=True)
+    ...     (Path(d) / "job" / "chk-4").mkdir()
+    ...     _ = (Path(d) / "job" / "chk-3" / "_metadata").write_bytes(b"x")
+    ...     checkpoint_progress(Path(d))
+    CheckpointProgress(started=4, completed=3)
+    """
+    started = completed = 0
     try:
         jobs = list(os.scandir(checkpoint_dir))
     except FileNotFoundError:
-        return None
+        return CheckpointProgress(0, 0)
     for job in jobs:
         if not job.is_dir():
             continue
         try:
-            for chk in os.scandir(job.path):
-                if chk.name.startswith("chk-"):
-                    try:
-                        mtime = os.stat(os.path.join(chk.path, "_metadata")).st_mtime
-                    except FileNotFoundError:
-                        continue
-                    newest = mtime if newest is None else max(newest, mtime)
+            entries = list(os.scandir(job.path))
         except FileNotFoundError:
             continue
-    return newest
+        for chk in entries:
+            if not chk.name.startswith("chk-") or not chk.name[4:].isdigit():
+                continue
+            n = int(chk.name[4:])
+            started = max(started, n)
+            if n > completed and os.path.exists(os.path.join(chk.path, "_metadata")):
+                completed = n
+    return CheckpointProgress(started, completed)
+
+
+STAGING_DIR = ".staging"
+"""Hidden directory at the landing root where manifests are written before they are renamed in."""
 
 
 def atomic_write(path: Path, data: bytes, staging: Path | None = None) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -34,7 +35,9 @@ import redis
 
 from linewatch.flink_settings import FlinkSettings
 from linewatch.settings import Settings
-from pipeline.job import IngestConfig
+from pipeline.ingest_config import IngestConfig
+
+log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,11 +87,36 @@ class JobSpec:
         conf.update(self.flink.extra)
         return conf
 
+    @property
+    def source_generation(self) -> int:
+        """Generation of the manifest source (``pipeline.job.source_uid``): the id of the checkpoint
+        restored from, so every restore starts a fresh FileSource (0 for a fresh start).
+
+        Dropping the source's state on a restore is safe: the new source lists ``manifests/`` again
+        and re-reads what is still there; lines the restored per-asset state has handled are
+        skipped (``already_handled``) and the high-water marks drop any replayed entry. The janitor
+        archives a manifest only after two checkpoints triggered after its blobs were handled
+        (``pipeline.landing.Janitor``), so nothing it moved away is missing from the restored
+        state. What it buys: the FileSource keeps the path of every file it ever read, in memory
+        and in every checkpoint; a restore is how that set is emptied (docs/ingestion.md).
+
+        >>> from linewatch.flink_settings import FlinkSettings
+        >>> spec = JobSpec(IngestConfig(landing="/l", redis_url="redis://x"), FlinkSettings(), Path("/c"),
+        ...                restore_from=Path("/c/0123abcd/chk-42"))
+        >>> spec.source_generation
+        42
+        """
+        if self.restore_from is None:
+            return 0
+        name = Path(self.restore_from).name
+        return int(name[4:]) if name.startswith("chk-") and name[4:].isdigit() else 1
+
     def to_json(self, python_executable: str | None = None) -> str:
         return json.dumps({
             "ingest": asdict(self.ingest),
             "flink_conf": self.flink_conf(python_executable),
             "scan_interval_ms": self.flink.scan_interval_ms,
+            "source_generation": self.source_generation,
             "job_name": self.job_name,
         }, indent=2)
 
@@ -139,7 +167,8 @@ class IngestJob:
         """Launch the job; returns its job id once it is RUNNING (the source scans from then on)."""
         spec_path = self.work_dir / "spec.json"
         spec_path.write_text(self.spec.to_json(self.python))
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}",
+               **self.spec.flink.thread_env()}
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [self.python, "-m", "pipeline.ingest_job", "--spec", str(spec_path)],
@@ -237,16 +266,90 @@ class IngestJob:
         self.stop()
 
 
+class IngestSupervisor:
+    """Keeps the embedded job running and rolls it over to a fresh manifest source now and then.
+
+    Flink's FileSource remembers the path of every file it has read, in memory and in every
+    checkpoint, for the life of the job (≈ 2.9 KB of heap per manifest measured here). After the
+    janitor has archived ``source_rollover_manifests`` manifests, the supervisor stops the job
+    (its checkpoint is retained) and starts it again from that checkpoint; every restore starts a
+    fresh source (:attr:`JobSpec.source_generation`) while the per-asset state is restored as is,
+    so memory stays bounded and nothing is lost or duplicated (``tests/pipeline/test_rollover_flink.py``).
+    The cost is one restart (docs/benchmarks.md, "Bounded memory"); without checkpoints
+    (``checkpoint_interval_ms`` = 0) there is nothing to resume from and it never rolls over.
+    """
+
+    def __init__(self, settings: Settings, redis_url: str, flink: FlinkSettings | None = None,
+                 resume: bool = True, work_dir: Path | None = None) -> None:
+        self.settings = settings
+        self.redis_url = redis_url
+        self.flink = flink or settings.flink
+        self.resume = resume
+        self.work_dir = work_dir
+        self.job: IngestJob | None = None
+        self.rollovers = 0
+        self._archived_at_start = 0
+
+    @property
+    def rollover_after(self) -> int:
+        return self.flink.source_rollover_manifests if self.flink.checkpoint_interval_ms > 0 else 0
+
+    def _new_job(self, resume: bool) -> IngestJob:
+        job = IngestJob.from_settings(self.settings, self.redis_url, self.flink, resume=resume)
+        if self.work_dir is not None:
+            job = IngestJob(job.spec, work_dir=self.work_dir)
+        return job
+
+    def archived(self) -> int:
+        """Manifests the janitor has archived so far (all generations)."""
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            return int(client.hget(f"{self.settings.streams.prefix}:ingest:stats", "manifests_archived") or 0)
+        finally:
+            client.close()
+
+    def start(self) -> IngestJob:
+        self.job = self._new_job(self.resume)
+        self.job.start()
+        self.job.wait_ready()
+        self._archived_at_start = self.archived()
+        return self.job
+
+    def check(self) -> bool:
+        """Call periodically: raises if the job died; rolls over when due (returns True then)."""
+        if self.job is None or not self.job.alive:
+            tail = self.job.log_tail() if self.job is not None else "(never started)"
+            raise IngestJobError(f"ingest job stopped unexpectedly: {tail}")
+        if self.rollover_after and self.archived() - self._archived_at_start >= self.rollover_after:
+            self.rollover()
+            return True
+        return False
+
+    def rollover(self) -> IngestJob:
+        """Stop the job and start it again from its newest checkpoint, with a fresh source."""
+        assert self.job is not None
+        self.job.stop()
+        log.info("rolling the ingest job over to a fresh manifest source (rollover %d)", self.rollovers + 1)
+        self.job = self._new_job(resume=True)
+        self.job.start()
+        self.job.wait_ready()
+        self.rollovers += 1
+        self._archived_at_start = self.archived()
+        return self.job
+
+    def stop(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+
+
 def run_ingest(settings: Settings, stop_event: threading.Event, redis_url: str | None = None, resume: bool = True) -> None:
     """Run the job until ``stop_event`` is set (``linewatch ingest``); raises if the job dies."""
     from linewatch.embedded_redis import redis_url as configured_redis
 
     with contextlib.ExitStack() as stack:
         url = redis_url or stack.enter_context(configured_redis(settings))
-        job = IngestJob.from_settings(settings, url, resume=resume)
-        job.start()
-        stack.callback(job.stop)
-        job.wait_ready()
+        supervisor = IngestSupervisor(settings, url, resume=resume)
+        stack.callback(supervisor.stop)
+        supervisor.start()
         while not stop_event.wait(0.5):
-            if not job.alive:
-                raise IngestJobError(f"ingest job stopped unexpectedly: {job.log_tail()}")
+            supervisor.check()

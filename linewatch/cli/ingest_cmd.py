@@ -32,7 +32,7 @@ def ingest(
     --cluster: the same job is submitted with `flink run -py pipeline/ingest_job.py` and keeps running there.
     Needs LINEWATCH_REDIS__URL for --cluster (the cluster's workers must reach Redis).
     """
-    from pipeline.runner import IngestJob, IngestJobError
+    from pipeline.runner import IngestJobError, IngestSupervisor
 
     cli = cli_context(ctx)
     settings = cli.settings(landing_dir=landing)
@@ -46,22 +46,22 @@ def ingest(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with redis_url(settings) as url:
         cli.console.print(f"ingesting [bold]{settings.landing}[/bold] into {url} (Ctrl-C stops; state is checkpointed)")
-        job = IngestJob.from_settings(settings, url, resume=not fresh)
+        supervisor = IngestSupervisor(settings, url, resume=not fresh)
         try:
-            job.start()
-            took = job.wait_ready()
-            cli.console.print(f"job {job.job_id} running, first probe answered after {took:.1f} s")
+            job = supervisor.start()
+            cli.console.print(f"job {job.job_id} running")
             while not stop.wait(5.0):
-                if not job.alive:
-                    raise IngestJobError(f"ingest job stopped unexpectedly: {job.log_tail()}")
-                cli.console.print(_stats_table(job.stats()))
+                if supervisor.check():
+                    cli.console.print(f"rolled over to a fresh manifest source (rollover {supervisor.rollovers})")
+                assert supervisor.job is not None
+                cli.console.print(_stats_table(supervisor.job.stats()))
         except KeyboardInterrupt:
             pass
         except IngestJobError as exc:
             cli.console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
         finally:
-            job.stop()
+            supervisor.stop()
     cli.console.print("stopped")
 
 

@@ -20,7 +20,7 @@ import redis
 
 from linewatch.contract import StreamNames, decode_message
 from linewatch.flink_settings import FlinkSettings
-from pipeline.job import IngestConfig
+from pipeline.ingest_config import IngestConfig
 from pipeline.runner import IngestJob, JobSpec
 
 REDIS_URL = "redis://127.0.0.1:6379/0"

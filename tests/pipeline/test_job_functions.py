@@ -12,7 +12,10 @@ import pytest
 import redis
 
 from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
-from pipeline.job import AssetIngestor, AssetState, IngestConfig, IngestEffects
+from pipeline.asset_state import AssetState
+from pipeline.effects import IngestEffects
+from pipeline.ingest_config import IngestConfig
+from pipeline.ingestor import AssetIngestor
 from pipeline.landing import Janitor, LandingZone, ManifestError, ManifestWriter
 from pipeline.redis_sink import PendingEntry, RedisStreamWriter
 from tests.pipeline.conftest import tiff_bytes
@@ -60,17 +63,47 @@ def test_janitor_archives_a_manifest_only_when_its_blobs_are_gone_and_a_checkpoi
     manifest = writer.publish([entry])
     checkpoints = tmp_path / "chk"
     janitor = Janitor(zone, settle_s=0.0, retention_s=0.0, checkpoint_dir=checkpoints)
+
+    def checkpoint(n: int, complete: bool = True) -> None:
+        (checkpoints / "job" / f"chk-{n}").mkdir(parents=True, exist_ok=True)  # Flink: at trigger
+        if complete:
+            (checkpoints / "job" / f"chk-{n}" / "_metadata").write_bytes(b"m")  # Flink: at completion
+
+    checkpoint(1)
     assert janitor.run_once(now_s=100.0) == 0  # blob still there
+    checkpoint(2, complete=False)  # triggered: its snapshot may be taken before the blob is handled
     zone.archive_file(tmp_path / entry.path)
     assert janitor.run_once(now_s=101.0) == 0  # done, but no checkpoint since
-    meta = checkpoints / "job" / "chk-1" / "_metadata"
-    meta.parent.mkdir(parents=True)
-    meta.write_bytes(b"")
-    import os
-
-    os.utime(meta, (102.0, 102.0))
-    assert janitor.run_once(now_s=103.0) == 1
+    checkpoint(2)  # completes *after* the blob was seen gone, but was triggered before: not enough
+    assert janitor.run_once(now_s=102.0) == 0 and manifest.exists()
+    checkpoint(3)  # triggered after: its state includes the blob
+    assert janitor.run_once(now_s=103.0) == 0 and manifest.exists()  # one more as a margin for the reader
+    checkpoint(4)
+    assert janitor.run_once(now_s=104.0) == 1
     assert not manifest.exists()
+
+
+def test_janitor_parses_each_waiting_manifest_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    zone = LandingZone(tmp_path)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    entries = [writer.write_blob(f"audio/clips/A/{i}.wav", b"x", "A", i) for i in range(40)]
+    for i in range(0, 40, 4):
+        writer.publish(entries[i:i + 4])
+    janitor = Janitor(zone, settle_s=0.0, retention_s=0.0)
+    reads: list[Path] = []
+    original = LandingZone.manifest_blobs
+
+    def counting(self: LandingZone, manifest: Path) -> list[Path] | None:
+        reads.append(manifest)
+        return original(self, manifest)
+
+    monkeypatch.setattr(LandingZone, "manifest_blobs", counting)
+    for _ in range(5):
+        assert janitor.run_once() == 0
+    assert len(reads) == 10  # ten manifests, each parsed once over five passes
+    for e in entries[:20]:
+        zone.archive_file(tmp_path / e.path)
+    assert janitor.run_once() == 5 and len(reads) == 10
 
 
 def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -> None:
@@ -88,7 +121,7 @@ def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -
     for i in order:
         out = ingestor.on_line(entries[i].to_json(), state, "A-01")
         emitted += [e.message.event_time_ms for e in out.entries]  # type: ignore[attr-defined]
-        state = AssetState.from_json(state.to_json(), state.baseline_bytes())  # as Flink state would
+        state = state.copy_through_storage()  # as Flink state would
     assert emitted == [1_000 + i for i in range(12)]
     # a line whose seq can never arrive (not in any manifest) does not block the rest
     lost = writer.write_blob("thermal/frames/A-01/lost.tiff", frame(50), "A-01", 2_000)  # seq 12, never published
@@ -97,6 +130,71 @@ def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -
     out = ingestor.on_line(after.to_json(), state, "A-01")
     assert [e.message.event_time_ms for e in out.entries] == [2_001]  # type: ignore[attr-defined]
     assert out.counters.get("seq_gaps") == 1 and lost.seq == 12
+
+
+def test_a_held_line_read_again_is_a_replay_and_another_line_with_its_seq_a_dead_letter(landing: Path) -> None:
+    writer = ManifestWriter(landing, epoch=3)
+    entries = [writer.write_blob(f"thermal/frames/A-01/{i}.tiff", frame(i), "A-01", 1_000 + i) for i in range(3)]
+    writer.publish(entries)  # all three listed: seq 0 is on its way
+    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
+                                          archive_processed=False))
+    state = AssetState()
+    assert ingestor.on_line(entries[2].to_json(), state, "A-01").entries == []  # held, waits for 0 and 1
+    # a restored job's fresh source reads the same manifest again: a replay, not a dead letter
+    again = ingestor.on_line(entries[2].to_json(), state, "A-01")
+    assert again.entries == [] and again.counters.get("already_handled") == 1
+    # a different line with the same seq is a gateway bug
+    forged = json.loads(entries[2].to_json()) | {"path": "thermal/frames/A-01/0.tiff"}
+    out = ingestor.on_line(json.dumps(forged), state, "A-01")
+    assert [e.message.reason for e in out.entries] == [DeadLetterReason.DUPLICATE]  # type: ignore[attr-defined]
+    done = ingestor.on_line(entries[0].to_json(), state, "A-01")
+    done.extend(ingestor.on_line(entries[1].to_json(), state, "A-01"))
+    assert [e.message.event_time_ms for e in done.entries] == [1_000, 1_001, 1_002]  # type: ignore[attr-defined]
+
+
+class CountingHeldLines:
+    """The in-memory store, counting full walks of the keys (what a MapState iteration costs)."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, str] = {}
+        self.walks = 0
+
+    def get(self, key: str) -> str | None:
+        return self.lines.get(key)
+
+    def put(self, key: str, line: str) -> None:
+        self.lines[key] = line
+
+    def remove(self, key: str) -> None:
+        self.lines.pop(key, None)
+
+    def keys(self) -> list[str]:
+        self.walks += 1
+        return list(self.lines)
+
+
+def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path) -> None:
+    """A backlog read in random order holds many lines; the per-line state must stay small
+    (before: one JSON value with every held line, re-encoded on every line)."""
+    writer = ManifestWriter(landing, epoch=1)
+    n = 400
+    entries = [writer.write_blob(f"audio/clips/A-01/{i}.wav", b"RIFF", "A-01", 1_000 + i)
+               for i in range(n)]
+    for i in range(0, n, 10):
+        writer.publish(entries[i:i + 10])
+    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
+                                          archive_processed=False))
+    store = CountingHeldLines()
+    state = AssetState(held_lines=store)
+    order = list(range(1, n)) + [0]  # seq 0 last: everything else is held until it arrives
+    sizes = []
+    for i in order:
+        out = ingestor.on_line(entries[i].to_json(), state, "A-01")
+        sizes.append(len(state.order_json()))
+    assert state.order["audio"].held == 0 and state.order["audio"].next_seq == n
+    assert out.counters.get("blobs.audio") == n, out.counters  # all released, in order, when seq 0 came
+    assert max(sizes) - min(sizes) < 20  # the stored record does not carry the held lines
+    assert store.walks <= 2  # held lines are looked up by key, not by walking the store
 
 
 def test_high_water_mark_makes_replays_idempotent(redis_url: str, redis_client: redis.Redis) -> None:

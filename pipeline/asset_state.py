@@ -1,0 +1,235 @@
+"""What the ingestion job keeps per asset, split so that each input touches only its part.
+
+Flink keyed state, per asset (see ``pipeline.job.IngestFunction``):
+
+========================  =======================================  =========================
+state                     content                                   read / written
+========================  =======================================  =========================
+``asset-order`` (value)   gateway order per sequence, last accepted  every line (≈ 200 bytes)
+                          frame/clip time, reorder timer start
+``held-lines`` (map)      lines held back until a missing ``seq``    only while lines are held
+                          arrives, one map entry per line
+``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
+``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
+========================  =======================================  =========================
+
+Before, one JSON value held everything, so a backlog that arrived out of order (thousands of
+held lines) was decoded and re-encoded on *every* line, and every audio clip re-encoded the
+77 KB thermal baseline: the cost of a line grew with the backlog (docs/benchmarks.md,
+"Backlog").
+
+``AssetState`` is plain Python: ``plc`` and ``baseline`` load on first use through loaders
+the Flink function supplies, and record that they were touched so only those are saved.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass
+class KindOrder:
+    """Gateway order of one sequence (a modality) of one asset."""
+
+    epoch: int = 0
+    next_seq: int = 0
+    held: int = 0  # lines of this sequence held back (in the held-lines store)
+    started: bool = False
+
+
+class HeldLines(Protocol):
+    """Where lines wait for a missing ``seq``: a dict here, Flink ``MapState`` in the job."""
+
+    def get(self, key: str) -> str | None: ...
+    def put(self, key: str, line: str) -> None: ...
+    def remove(self, key: str) -> None: ...
+    def keys(self) -> Iterable[str]: ...
+
+
+class MemoryHeldLines:
+    """In-memory :class:`HeldLines` (tests, and anything running without Flink)."""
+
+    def __init__(self, lines: dict[str, str] | None = None) -> None:
+        self.lines: dict[str, str] = dict(lines or {})
+
+    def get(self, key: str) -> str | None:
+        return self.lines.get(key)
+
+    def put(self, key: str, line: str) -> None:
+        self.lines[key] = line
+
+    def remove(self, key: str) -> None:
+        self.lines.pop(key, None)
+
+    def keys(self) -> Iterator[str]:
+        return iter(list(self.lines))
+
+
+def held_key(sequence: str, seq: int) -> str:
+    """Key of a held line: ``"<sequence>:<seq>"``.
+
+    >>> held_key("audio", 12)
+    'audio:12'
+    """
+    return f"{sequence}:{seq}"
+
+
+@dataclass
+class AssetState:
+    """Per-asset state of the ingestion job; see the module docstring for how it is stored.
+
+    >>> s = AssetState()
+    >>> s.hold("thermal", 3, '{"seq":3}'); s.hold("thermal", 5, '{"seq":5}')
+    >>> (s.held_seqs("thermal"), s.has_pending, s.take("thermal", 3), s.held_seqs("thermal"))
+    ([3, 5], True, '{"seq":3}', [5])
+    """
+
+    order: dict[str, KindOrder] = field(default_factory=dict)
+    last_ms: dict[str, int] = field(default_factory=dict)  # newest accepted frame/clip per modality
+    held_since_ms: int | None = None  # processing time the oldest held line has waited since
+    held_lines: HeldLines = field(default_factory=MemoryHeldLines)
+    plc_loader: Callable[[], str | None] | None = None
+    baseline_loader: Callable[[], bytes | None] | None = None
+    _plc: Any = None
+    _plc_loaded: bool = False
+    _baseline: Any = None
+    _baseline_loaded: bool = False
+    plc_touched: bool = False
+    baseline_touched: bool = False
+
+    # ---- the PLC window buffer and thermal baseline, loaded on first use
+    @property
+    def plc(self) -> Any:
+        """``pipeline.features.plc_window.PlcWindowBuffer`` of the asset, or None before its first PLC file."""
+        if not self._plc_loaded:
+            text = self.plc_loader() if self.plc_loader is not None else None
+            if text:
+                from pipeline.features.plc_window import PlcWindowBuffer
+
+                self._plc = PlcWindowBuffer.from_state(json.loads(text))
+            self._plc_loaded = True
+        self.plc_touched = True
+        return self._plc
+
+    @plc.setter
+    def plc(self, value: Any) -> None:
+        self._plc, self._plc_loaded, self.plc_touched = value, True, True
+
+    @property
+    def baseline(self) -> Any:
+        """``pipeline.features.thermal_features.ThermalBaseline``, or None before the first frame."""
+        if not self._baseline_loaded:
+            raw = self.baseline_loader() if self.baseline_loader is not None else None
+            if raw:
+                self._baseline = baseline_from_bytes(raw)
+            self._baseline_loaded = True
+        self.baseline_touched = True
+        return self._baseline
+
+    @baseline.setter
+    def baseline(self, value: Any) -> None:
+        self._baseline, self._baseline_loaded, self.baseline_touched = value, True, True
+
+    def plc_json(self) -> str | None:
+        return json.dumps(self._plc.to_state(), separators=(",", ":")) if self._plc is not None else None
+
+    def baseline_bytes(self) -> bytes | None:
+        return baseline_to_bytes(self._baseline) if self._baseline is not None else None
+
+    def clear_touched(self) -> None:
+        self.plc_touched = self.baseline_touched = False
+
+    # ---- held lines
+    def hold(self, sequence: str, seq: int, line: str) -> None:
+        self.held_lines.put(held_key(sequence, seq), line)
+        self.order.setdefault(sequence, KindOrder()).held += 1
+
+    def peek(self, sequence: str, seq: int) -> str | None:
+        """The held line of that seq, if any (it stays held)."""
+        return self.held_lines.get(held_key(sequence, seq))
+
+    def take(self, sequence: str, seq: int) -> str | None:
+        """Remove and return a held line (None if that seq is not held)."""
+        key = held_key(sequence, seq)
+        line = self.held_lines.get(key)
+        if line is not None:
+            self.held_lines.remove(key)
+            if sequence in self.order:
+                self.order[sequence].held -= 1
+        return line
+
+    def held_seqs(self, sequence: str) -> list[int]:
+        """Sorted seqs held for ``sequence`` (walks the store: only when the order needs it)."""
+        if sequence in self.order and self.order[sequence].held == 0:
+            return []
+        prefix = sequence + ":"
+        return sorted(int(k[len(prefix):]) for k in self.held_lines.keys() if k.startswith(prefix))
+
+    @property
+    def has_pending(self) -> bool:
+        return any(o.held for o in self.order.values())
+
+    # ---- the small part, written after every line
+    def order_json(self) -> str:
+        return json.dumps(
+            {
+                "order": {k: {"epoch": o.epoch, "next": o.next_seq, "held": o.held, "started": o.started}
+                          for k, o in self.order.items()},
+                "last_ms": self.last_ms,
+                "held_since_ms": self.held_since_ms,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def load(
+        cls,
+        order_json: str | None,
+        held_lines: HeldLines | None = None,
+        plc_loader: Callable[[], str | None] | None = None,
+        baseline_loader: Callable[[], bytes | None] | None = None,
+    ) -> AssetState:
+        state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader)
+        if held_lines is not None:
+            state.held_lines = held_lines
+        if order_json:
+            data = json.loads(order_json)
+            for kind, o in data.get("order", {}).items():
+                state.order[kind] = KindOrder(epoch=int(o["epoch"]), next_seq=int(o["next"]),
+                                              held=int(o.get("held", 0)), started=bool(o.get("started", True)))
+            state.last_ms = {k: int(v) for k, v in data.get("last_ms", {}).items()}
+            state.held_since_ms = data.get("held_since_ms")
+        return state
+
+    def copy_through_storage(self) -> AssetState:
+        """A fresh state read back from what this one would store (tests: what Flink would restore)."""
+        lines = MemoryHeldLines({k: self.held_lines.get(k) or "" for k in self.held_lines.keys()})
+        plc, raw = self.plc_json(), self.baseline_bytes()
+        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw)
+
+
+def baseline_to_bytes(baseline: Any) -> bytes:
+    """``ThermalBaseline`` -> header (n_frames, min_frames, h, w, alpha) + float32 mean."""
+    mean = baseline._mean  # noqa: SLF001 - the class offers no public snapshot yet
+    h, w = (0, 0) if mean is None else mean.shape
+    header = np.array([baseline.n_frames, baseline.min_frames, h, w], dtype=np.int64).tobytes()
+    alpha = np.array([baseline.alpha], dtype=np.float64).tobytes()
+    body = b"" if mean is None else np.ascontiguousarray(mean, dtype="<f4").tobytes()
+    return header + alpha + body
+
+
+def baseline_from_bytes(raw: bytes) -> Any:
+    from pipeline.features.thermal_features import ThermalBaseline
+
+    n_frames, min_frames, h, w = (int(x) for x in np.frombuffer(raw[:32], dtype=np.int64))
+    alpha = float(np.frombuffer(raw[32:40], dtype=np.float64)[0])
+    baseline = ThermalBaseline(alpha=alpha, min_frames=min_frames)
+    baseline.n_frames = n_frames
+    if h and w:
+        baseline._mean = np.frombuffer(raw[40:], dtype="<f4").reshape(h, w).copy()  # noqa: SLF001
+    return baseline
