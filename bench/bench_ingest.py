@@ -225,20 +225,32 @@ def run_backlog(args: argparse.Namespace, landing: Path, prefix: str, work: Path
     gw = Gateway(landing)
     base = int(time.time() * 1000)
     entries = [gw.thermal(ASSETS[i % len(ASSETS)], base + i) for i in range(args.count)]
-    for start in range(0, len(entries), 50):
-        gw.writer.publish(entries[start:start + 50])
+    per = max(1, args.lines_per_manifest)
+    for start in range(0, len(entries), per):
+        gw.writer.publish(entries[start:start + per])
     job = start_job(landing, prefix, work, dict(args.flink))
+    pids = proc_tree(job.process.pid)  # type: ignore[union-attr]
+    cpu0 = cpu_seconds(pids)
     t0 = time.monotonic()
     done = 0
+    progress = []
     try:
-        while time.monotonic() - t0 < 600:
+        while time.monotonic() - t0 < args.seconds_max:
             done = sum(client.xlen(names.features_shard("thermal", s)) for s in range(names.shards))
+            if not progress or time.monotonic() - t0 >= progress[-1][0] + 10:
+                progress.append((round(time.monotonic() - t0, 1), done))
+                print(f"# {progress[-1]}", file=sys.stderr)
             if done >= args.count:
                 break
             time.sleep(0.05)
         elapsed = time.monotonic() - t0
-        return {"mode": "backlog", "frames": args.count, "done": done, "seconds": round(elapsed, 1),
-                "frames_per_s": round(done / elapsed, 1)}
+        cpu = cpu_seconds(pids) - cpu0
+        job_stats = job.stats()
+        return {"mode": "backlog", "frames": args.count, "lines_per_manifest": per,
+                "manifests": (args.count + per - 1) // per, "done": done, "seconds": round(elapsed, 1),
+                "frames_per_s": round(done / elapsed, 1), "job_cpu_cores": round(cpu / elapsed, 2),
+                "progress": progress,
+                "job_stats": {k: job_stats.get(k) for k in ("seq_gaps", "reorder_held", "already_handled", "deadletters")}}
     finally:
         job.stop()
 
@@ -313,6 +325,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=3000)
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds excluded from latency stats")
     parser.add_argument("--tick-ms", type=float, default=10, help="gateway: one manifest per tick")
+    parser.add_argument("--lines-per-manifest", type=int, default=50, help="backlog: lines per manifest file")
+    parser.add_argument("--seconds-max", type=float, default=600, help="backlog: give up after this long")
     parser.add_argument("--flink", action="append", default=[], type=lambda s: s.split("=", 1),
                         help="FlinkSettings override, e.g. scan_interval_ms=100")
     args = parser.parse_args()

@@ -77,7 +77,15 @@ class FlinkSettings(BaseModel):
         default=1000, ge=10, description="How often the job archives finished manifests and prunes the archive."
     )
     reorder_timeout_ms: int = Field(
-        default=30_000, ge=1, description="Safety net: a held manifest line is released after this long even if the seq it waits for is still listed."
+        default=30_000, ge=1,
+        description="While lines of an asset are held back for a missing seq without progress, look again this "
+        "often whether a manifest still lists it (if none does, skip the gap).",
+    )
+    reorder_give_up_ms: int = Field(
+        default=600_000, ge=1,
+        description="Give up on a missing seq that stays listed but is never delivered (a reused manifest name) "
+        "after this long without progress: release the held lines, dead-letter the gap. Must exceed the time "
+        "the source needs to read the largest backlog you expect.",
     )
     dedup_ttl_s: int = Field(
         default=86_400, ge=60, description="TTL of dead-letter dedup keys (feature entries use per-asset watermarks)."

@@ -32,14 +32,44 @@ from typing import Any, Protocol
 import numpy as np
 
 
+MAX_SKIPPED_RANGES = 32
+"""Gaps remembered per sequence, so that a line of a skipped seq that turns up after all is
+still processed (late) instead of being taken for a replay."""
+
+
 @dataclass
 class KindOrder:
-    """Gateway order of one sequence (a modality) of one asset."""
+    """Gateway order of one sequence (a modality) of one asset.
+
+    >>> o = KindOrder(next_seq=10)
+    >>> o.skip(3, 6); o.was_skipped(4), o.was_skipped(6)
+    (True, False)
+    >>> o.unskip(4); o.skipped
+    [[3, 4], [5, 6]]
+    """
 
     epoch: int = 0
     next_seq: int = 0
     held: int = 0  # lines of this sequence held back (in the held-lines store)
     started: bool = False
+    skipped: list[list[int]] = field(default_factory=list)  # gaps given up on, [start, end)
+
+    def skip(self, start: int, end: int) -> None:
+        if end > start:
+            self.skipped.append([start, end])
+            del self.skipped[:-MAX_SKIPPED_RANGES]
+
+    def was_skipped(self, seq: int) -> bool:
+        return any(a <= seq < b for a, b in self.skipped)
+
+    def unskip(self, seq: int) -> None:
+        out: list[list[int]] = []
+        for a, b in self.skipped:
+            if a <= seq < b:
+                out += [r for r in ([a, seq], [seq + 1, b]) if r[1] > r[0]]
+            else:
+                out.append([a, b])
+        self.skipped = out
 
 
 class HeldLines(Protocol):
@@ -178,7 +208,8 @@ class AssetState:
     def order_json(self) -> str:
         return json.dumps(
             {
-                "order": {k: {"epoch": o.epoch, "next": o.next_seq, "held": o.held, "started": o.started}
+                "order": {k: {"epoch": o.epoch, "next": o.next_seq, "held": o.held, "started": o.started,
+                              **({"skipped": o.skipped} if o.skipped else {})}
                           for k, o in self.order.items()},
                 "last_ms": self.last_ms,
                 "held_since_ms": self.held_since_ms,
@@ -201,7 +232,8 @@ class AssetState:
             data = json.loads(order_json)
             for kind, o in data.get("order", {}).items():
                 state.order[kind] = KindOrder(epoch=int(o["epoch"]), next_seq=int(o["next"]),
-                                              held=int(o.get("held", 0)), started=bool(o.get("started", True)))
+                                              held=int(o.get("held", 0)), started=bool(o.get("started", True)),
+                                              skipped=[[int(a), int(b)] for a, b in o.get("skipped", [])])
             state.last_ms = {k: int(v) for k, v in data.get("last_ms", {}).items()}
             state.held_since_ms = data.get("held_since_ms")
         return state

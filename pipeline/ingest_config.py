@@ -24,6 +24,7 @@ class IngestConfig:
     janitor_interval_ms: int = 1000
     janitor_settle_s: float = 11.0
     reorder_timeout_ms: int = 30_000
+    reorder_give_up_ms: int = 600_000
     dedup_ttl_s: int = 86_400
     metrics_interval_ms: int = 1000
     checkpoint_dir: str | None = None  # the janitor archives a manifest only after later checkpoints

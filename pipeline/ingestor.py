@@ -49,6 +49,7 @@ class StepOutput:
     counters: dict[str, int] = field(default_factory=dict)
     closed_ms: list[tuple[int, int]] = field(default_factory=list)  # (entry index, file-closed ms)
     needs_timer: bool = False
+    progressed: bool = False  # a held-back or ordered line was processed (the reorder wait restarts)
     probe: str | None = None
 
     def count(self, name: str, n: int = 1) -> None:
@@ -145,6 +146,8 @@ class AssetIngestor:
         adm = self.order.offer(line, fields, state, key)
         if adm.already_handled:
             out.count("already_handled")
+        elif adm.late_after_gap:
+            out.count("late_after_gap")
         elif adm.listed_twice:
             self.dead_letter(
                 out, "pipeline.manifest", DeadLetterReason.DUPLICATE,
@@ -160,13 +163,29 @@ class AssetIngestor:
     def _process_admitted(self, out: StepOutput, adm: Admission, state: AssetState, key: str) -> None:
         if adm.seq_gaps:
             out.count("seq_gaps", adm.seq_gaps)
+        for sequence, epoch, start, end in adm.abandoned:
+            self.dead_letter(
+                out, "pipeline.manifest", DeadLetterReason.MISSING_FILE,
+                f"{sequence} seq {start}..{end - 1} (epoch {epoch}) of {key} stayed listed in "
+                f"{self.config.manifest_dir}/ for {self.config.reorder_give_up_ms / 1000:.0f} s but the source never "
+                "delivered it; later lines are processed without it. A reused manifest name does this (Flink "
+                "skips names it has read before): give every manifest a unique name",
+                f"manifest-seq:{key}/{sequence}/{epoch}/{start}-{end}", asset_id=key,
+            )
+        if adm.ready:
+            out.progressed = True
         for ready in adm.ready:
             out.extend(self.process_line(ready, state, key))
 
-    def on_timeout(self, state: AssetState, key: str) -> StepOutput:
-        """The reorder safety net fired: process whatever is held, in seq order."""
+    def on_timeout(self, state: AssetState, key: str, waited_ms: int) -> StepOutput:
+        """The reorder timer fired after ``waited_ms`` without progress: release what waits for seqs
+        that no manifest lists any more; after ``reorder_give_up_ms``, release everything."""
         out = StepOutput()
-        self._process_admitted(out, self.order.release_all(state), state, key)
+        if waited_ms >= self.config.reorder_give_up_ms:
+            adm = self.order.give_up(state)
+        else:
+            adm = self.order.recheck(state, key)
+        self._process_admitted(out, adm, state, key)
         return out
 
     # ---- one blob

@@ -71,7 +71,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
         config = IngestConfig.from_json(self.config_json)
         self.reorder_timeout_ms = config.reorder_timeout_ms
         self.janitor_interval_ms = config.janitor_interval_ms
-        self._housekeeping_armed = False
+        self._housekeeping_at: int | None = None  # processing time of the pending housekeeping timer
         self.core = AssetIngestor(config)
         try:
             subtask = runtime_context.get_task_info().get_index_of_this_subtask()
@@ -113,30 +113,46 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
         out = self.core.on_line(value, state, key)
         now = ctx.timer_service().current_processing_time()
         self.effects.commit(out)
+        self._track_wait(state, out.progressed, now, ctx)
+        self._save(state)
+        if self._housekeeping_at is None:  # archive manifests and publish metrics even when input stops
+            self._housekeeping_at = now + self.janitor_interval_ms
+            ctx.timer_service().register_processing_time_timer(self._housekeeping_at)
+        yield from ()
+
+    def _track_wait(self, state: AssetState, progressed: bool, now: int, ctx: Any) -> None:
+        """``held_since_ms``: since when lines are held *without progress*. One reorder timer per
+        wait: registered when holding starts; progress only moves ``held_since_ms`` (the timer,
+        when it fires early, re-arms itself for the new deadline)."""
         if not state.has_pending:
             state.held_since_ms = None
         elif state.held_since_ms is None:
             state.held_since_ms = now
             ctx.timer_service().register_processing_time_timer(now + self.reorder_timeout_ms)
-        self._save(state)
-        if not self._housekeeping_armed:  # archive manifests and publish metrics even when input stops
-            ctx.timer_service().register_processing_time_timer(now + self.janitor_interval_ms)
-            self._housekeeping_armed = True
-        yield from ()
+        elif progressed:
+            state.held_since_ms = now
 
     def on_timer(self, timestamp: int, ctx: Any):  # type: ignore[no-untyped-def]
         key = ctx.get_current_key() or ""
         state = self._load(key)
         if state.has_pending and state.held_since_ms is not None:
-            if timestamp >= state.held_since_ms + self.reorder_timeout_ms:  # the safety net, not housekeeping
-                out = self.core.on_timeout(state, key)
+            due = state.held_since_ms + self.reorder_timeout_ms
+            if timestamp < due:  # progress since the timer was set: wait on
+                ctx.timer_service().register_processing_time_timer(due)
+            else:
+                out = self.core.on_timeout(state, key, timestamp - state.held_since_ms)
                 self.effects.commit(out)
-                state.held_since_ms = None
+                if out.progressed or not state.has_pending:
+                    state.held_since_ms = None
+                    self._track_wait(state, True, timestamp, ctx)
+                else:  # still waiting for a listed seq: look again later
+                    ctx.timer_service().register_processing_time_timer(timestamp + self.reorder_timeout_ms)
                 self._save(state)
-        self._housekeeping_armed = False
-        if self.effects.housekeeping(force=True) != 0:
-            ctx.timer_service().register_processing_time_timer(timestamp + self.janitor_interval_ms)
-            self._housekeeping_armed = True
+        if self._housekeeping_at is None or timestamp >= self._housekeeping_at:  # None: restored timers, none armed yet
+            self._housekeeping_at = None
+            if self.effects.housekeeping(force=True) != 0:
+                self._housekeeping_at = timestamp + self.janitor_interval_ms
+                ctx.timer_service().register_processing_time_timer(self._housekeeping_at)
         yield from ()
 
     def close(self) -> None:

@@ -149,17 +149,27 @@ class ManifestIndex:
 
 @dataclass
 class Admission:
-    """What offering one line to :class:`GatewayOrder` decided."""
+    """What offering one line to :class:`GatewayOrder` (or a timer) decided."""
 
     ready: list[str] = field(default_factory=list)  # lines to process now, in this order
     already_handled: bool = False  # a replay or resend of a seq that was processed before
     listed_twice: bool = False  # the same seq is held already: a gateway bug (dead letter)
-    seq_gaps: int = 0  # seqs given up on (in no manifest of the directory: lost upstream)
+    late_after_gap: bool = False  # a seq given up on turned up after all: processed late
+    seq_gaps: int = 0  # seqs given up on
+    abandoned: list[tuple[str, int, int, int]] = field(default_factory=list)  # (sequence, epoch, start, end)
     held: bool = False  # some lines of this asset stay held after this step
 
 
 class GatewayOrder:
     """Per asset and sequence: which held lines may be processed now.
+
+    A missing seq is waited for as long as a manifest in the directory lists it (it is on its
+    way, however long the source takes to reach it: a backlog of thousands of files takes
+    minutes); a missing seq no manifest lists is skipped at once. A line of a skipped seq that
+    turns up after all is processed late (frames and clips older than the last accepted one
+    become ``late`` dead letters) instead of being dropped as a replay. Only a seq that stays
+    listed without ever being delivered (``give_up_ms``; a reused manifest name, which Flink
+    skips) is abandoned, with a dead letter.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -169,8 +179,9 @@ class GatewayOrder:
     ...     line = lambda n: '{"asset_id":"A","path":"audio/a%d.wav","seq":%d,"epoch":1}' % (n, n)
     ...     first = order.offer(line(0), order_fields(line(0)), state, "A").ready    # seq 0 starts the asset
     ...     held = order.offer(line(2), order_fields(line(2)), state, "A")           # 1 missing, not listed: gap
-    ...     (len(first), len(held.ready), held.seq_gaps)
-    (1, 1, 1)
+    ...     late = order.offer(line(1), order_fields(line(1)), state, "A")           # ... and there it is after all
+    ...     (len(first), len(held.ready), held.seq_gaps, late.late_after_gap, len(late.ready))
+    (1, 1, 1, True, 1)
     """
 
     def __init__(self, index: ManifestIndex) -> None:
@@ -186,11 +197,17 @@ class GatewayOrder:
             order = state.order[sequence] = KindOrder(epoch=fields.epoch)
         if fields.epoch > order.epoch:  # a new gateway epoch: what the old one left is released as is
             self._release(order, state, sequence, adm)
-            order.epoch, order.next_seq, order.started = fields.epoch, 0, True
+            order.epoch, order.next_seq, order.started, order.skipped = fields.epoch, 0, True, []
         elif fields.epoch < order.epoch or (order.started and fields.seq < order.next_seq):
-            # a replay after a restore (at-least-once source) or a gateway resend: its entries are
-            # in Redis already (the high-water marks would drop them anyway)
-            adm.already_handled = True
+            if fields.epoch == order.epoch and order.was_skipped(fields.seq):
+                order.unskip(fields.seq)
+                adm.late_after_gap = True
+                adm.ready.append(line)
+            else:
+                # a replay after a restore (at-least-once source) or a gateway resend: its entries
+                # are in Redis already (the high-water marks would drop them anyway)
+                adm.already_handled = True
+            adm.held = state.has_pending
             return adm
         elif (held := state.peek(sequence, fields.seq)) is not None:
             # the same line again is a replay (a restored job's fresh source re-reads the directory);
@@ -233,22 +250,40 @@ class GatewayOrder:
                     order.held = 0
                     return
                 adm.seq_gaps += seqs[0] - order.next_seq
+                order.skip(order.next_seq, seqs[0])
                 order.next_seq = seqs[0]
 
-    def _release(self, order: KindOrder, state: AssetState, sequence: str, adm: Admission) -> None:
+    def _release(self, order: KindOrder, state: AssetState, sequence: str, adm: Admission,
+                 abandon: bool = False) -> None:
         order.started = True
         for seq in state.held_seqs(sequence):
-            if seq > order.next_seq and order.next_seq > 0:
+            if seq > order.next_seq and (order.next_seq > 0 or abandon):
                 adm.seq_gaps += seq - order.next_seq
+                order.skip(order.next_seq, seq)
+                if abandon:
+                    adm.abandoned.append((sequence, order.epoch, order.next_seq, seq))
             line = state.take(sequence, seq)
             if line is not None:
                 adm.ready.append(line)
             order.next_seq = seq + 1
 
-    def release_all(self, state: AssetState) -> Admission:
-        """Give up waiting (the safety-net timeout): release every held line, in seq order."""
+    def recheck(self, state: AssetState, key: str) -> Admission:
+        """The reorder timer: release what waits for seqs no manifest lists any more."""
+        adm = Admission()
+        self.index.refresh(force=True)  # a listing it remembers may be gone by now
+        for sequence, order in state.order.items():
+            if order.held and order.started:
+                self._drain(order, state, key, sequence, adm)
+            elif order.held and self.index.lowest(key, sequence, order.epoch) is None:
+                self._release(order, state, sequence, adm)  # the listed start is gone: start anyway
+        adm.held = state.has_pending
+        return adm
+
+    def give_up(self, state: AssetState) -> Admission:
+        """Stop waiting for listed seqs that were never delivered: release every held line."""
         adm = Admission()
         for sequence, order in state.order.items():
             if order.held:
-                self._release(order, state, sequence, adm)
+                self._release(order, state, sequence, adm, abandon=True)
+        adm.held = state.has_pending
         return adm

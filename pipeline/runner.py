@@ -132,7 +132,8 @@ def ingest_config(settings: Settings, redis_url: str, flink: FlinkSettings | Non
         shards=settings.streams.shards, maxlen=settings.streams.maxlen, manifest_dir=flink.manifest_dir,
         archive_dir=flink.archive_dir, archive_retention_s=flink.archive_retention_s,
         janitor_interval_ms=flink.janitor_interval_ms, janitor_settle_s=settle,
-        reorder_timeout_ms=flink.reorder_timeout_ms, dedup_ttl_s=flink.dedup_ttl_s,
+        reorder_timeout_ms=flink.reorder_timeout_ms, reorder_give_up_ms=flink.reorder_give_up_ms,
+        dedup_ttl_s=flink.dedup_ttl_s,
         metrics_interval_ms=flink.metrics_interval_ms,
         checkpoint_dir=str(flink.resolved_checkpoint_dir(settings.data_dir).resolve())
         if flink.checkpoint_interval_ms > 0 else None,

@@ -59,7 +59,8 @@ def make_job(landing: Path, prefix: str, work: Path, redis_url: str = REDIS_URL,
     settings = FlinkSettings(**flink)  # type: ignore[arg-type]
     settle = 0.0 if settings.checkpoint_interval_ms else 1.0  # as pipeline.runner.ingest_config
     config = IngestConfig(landing=str(landing), redis_url=redis_url, prefix=prefix, shards=2, maxlen=100_000,
-                          janitor_settle_s=settle, reorder_timeout_ms=settings.reorder_timeout_ms)
+                          janitor_settle_s=settle, reorder_timeout_ms=settings.reorder_timeout_ms,
+                          reorder_give_up_ms=settings.reorder_give_up_ms)
     from pipeline.runner import latest_checkpoint
 
     checkpoints = work / "checkpoints"

@@ -152,6 +152,51 @@ def test_a_held_line_read_again_is_a_replay_and_another_line_with_its_seq_a_dead
     assert [e.message.event_time_ms for e in done.entries] == [1_000, 1_001, 1_002]  # type: ignore[attr-defined]
 
 
+def test_the_reorder_timer_waits_for_a_listed_seq_and_gives_up_only_after_give_up_ms(landing: Path) -> None:
+    """A backlog can take the source minutes to reach a file: a seq still listed is waited for
+    (before 2026-11-30 the 30 s timer released the held lines, and the missing seq, when it
+    came, was dropped as a replay: measured, 2,869 seqs lost in a 4,000-file backlog)."""
+    writer = ManifestWriter(landing, epoch=2)
+    entries = [writer.write_blob(f"thermal/frames/A-01/{i}.tiff", frame(i), "A-01", 1_000 + i) for i in range(4)]
+    waiting = writer.publish(entries[1:2])  # seq 1 listed but not yet read by the source
+    writer.publish([entries[0], entries[2], entries[3]])
+    config = IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x", archive_processed=False,
+                          reorder_timeout_ms=30_000, reorder_give_up_ms=600_000)
+    ingestor = AssetIngestor(config)
+    state = AssetState()
+    times = lambda out: [e.message.event_time_ms for e in out.entries]  # type: ignore[attr-defined]  # noqa: E731
+    assert times(ingestor.on_line(entries[0].to_json(), state, "A-01")) == [1_000]
+    assert ingestor.on_line(entries[3].to_json(), state, "A-01").entries == []
+    assert ingestor.on_line(entries[2].to_json(), state, "A-01").entries == []
+    out = ingestor.on_timeout(state, "A-01", waited_ms=31_000)
+    assert out.entries == [] and state.has_pending  # seq 1 is still listed: keep waiting
+    # the listing disappears (say an operator removed the file): the next look skips the gap
+    zone = LandingZone(landing)
+    zone.archive_file(waiting)
+    out = ingestor.on_timeout(state, "A-01", waited_ms=61_000)
+    assert times(out) == [1_002, 1_003] and out.counters.get("seq_gaps") == 1 and not state.has_pending
+    # ... and if seq 1 turns up after all, it is processed late, not dropped as a replay
+    late = ingestor.on_line(entries[1].to_json(), state, "A-01")
+    assert late.counters.get("late_after_gap") == 1
+    assert [e.message.reason for e in late.entries] == [DeadLetterReason.LATE]  # type: ignore[attr-defined]
+
+
+def test_a_seq_listed_but_never_delivered_is_abandoned_with_a_dead_letter(landing: Path) -> None:
+    writer = ManifestWriter(landing, epoch=4)
+    entries = [writer.write_blob(f"audio/clips/A-01/{i}.wav", b"RIFF", "A-01", 1_000 + i) for i in range(3)]
+    writer.publish(entries)  # seq 1 stays listed forever (think: a reused name Flink skips)
+    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
+                                          archive_processed=False, reorder_give_up_ms=600_000))
+    state = AssetState()
+    ingestor.on_line(entries[0].to_json(), state, "A-01")
+    ingestor.on_line(entries[2].to_json(), state, "A-01")
+    assert ingestor.on_timeout(state, "A-01", waited_ms=599_000).counters.get("blobs.audio") is None
+    out = ingestor.on_timeout(state, "A-01", waited_ms=600_000)
+    assert out.counters.get("blobs.audio") == 1 and not state.has_pending
+    missing = [e.message for e in out.entries if e.message.reason == DeadLetterReason.MISSING_FILE]  # type: ignore[attr-defined]
+    assert len(missing) == 1 and "seq 1..1" in missing[0].detail and "unique name" in missing[0].detail  # type: ignore[attr-defined]
+
+
 class CountingHeldLines:
     """The in-memory store, counting full walks of the keys (what a MapState iteration costs)."""
 
