@@ -7,7 +7,8 @@ Redis on 127.0.0.1:6379 and a gateway emulator that writes blobs + manifests at 
     python bench/bench_ingest.py plc --rate 2000 --seconds 20          # 2,000 PLC rows/s, 10 assets
     python bench/bench_ingest.py mixed --seconds 20                    # 50 fps thermal + audio, 10 assets
     python bench/bench_ingest.py backlog --count 3000                  # frames waiting before start
-    python bench/bench_ingest.py soak --count 40000                    # many manifests: scan CPU, memory
+    python bench/bench_ingest.py soak --count 14400 --rate 100         # many manifests: scan CPU, memory
+    python bench/bench_ingest.py soak --count 14400 --rollover 3600    # ... with source rollovers
     ... --flink scan_interval_ms=100 --flink execution_mode=process   # compare with other settings
 
 Latency = Redis entry id time (server clock, same machine) - mtime of the blob when it was
@@ -255,66 +256,104 @@ def run_backlog(args: argparse.Namespace, landing: Path, prefix: str, work: Path
         job.stop()
 
 
-def run_soak(args: argparse.Namespace, landing: Path, job: IngestJob, client: redis.Redis) -> dict:
-    """Publish ``count`` tiny manifests (one PLC line each) as fast as the job takes them; sample
-    the JVM's CPU while idle and its RSS before/after (the enumerator keeps every path)."""
-    gw = Gateway(landing)
-    pids = proc_tree(job.process.pid)  # type: ignore[union-attr]
-    java = [p for p in pids if comm(p) == "java"]
+def heap_used_mb(heap_info: str) -> float:
+    """Used heap (MB) from ``jcmd <pid> GC.heap_info``; the number after "used", not "total".
+
+    >>> heap_used_mb(" garbage-first heap   total 78848K, used 38038K [0x0, 0x1)\\n Metaspace used 55729K")
+    37.1
+    """
+    for line in heap_info.splitlines():
+        if "heap" in line and "total" in line and "used" in line:
+            words = line.replace(",", " ").split()
+            value = words[words.index("used") + 1]
+            if value.endswith("K") and value[:-1].isdigit():
+                return round(int(value[:-1]) / 1024, 1)
+    return 0.0
+
+
+def run_soak(args: argparse.Namespace, landing: Path, prefix: str, work: Path, client: redis.Redis) -> dict:
+    """Publish ``count`` tiny manifests (one PLC line each) at ``rate``, in four parts; after each
+    part, once the janitor has emptied the directory, sample the job's idle CPU, JVM RSS and the
+    heap used after a full GC. With ``--rollover N`` the job runs under ``IngestSupervisor`` and
+    rolls over to a fresh source after N archived manifests (the time each rollover took is kept)."""
+    import subprocess
+
+    from linewatch.settings import Settings
+    from pipeline.runner import IngestSupervisor
+
+    overrides = {k: (json.loads(v) if v[:1].isdigit() else v) for k, v in dict(args.flink).items()}
+    settings = Settings(data_dir=work / "data", landing_dir=landing, streams={"prefix": prefix, "shards": 4},
+                        flink=FlinkSettings(**{**overrides, "source_rollover_manifests": args.rollover}))
+    supervisor = IngestSupervisor(settings, "redis://127.0.0.1:6379/0", resume=False)
+    t0 = time.monotonic()
+    supervisor.start()
+    print(f"# job running after {time.monotonic() - t0:.1f}s", file=sys.stderr)
+    rollover_s: list[float] = []
+
+    def check() -> None:
+        t = time.monotonic()
+        if supervisor.check():
+            rollover_s.append(round(time.monotonic() - t, 1))
+            print(f"# rollover {supervisor.rollovers} took {rollover_s[-1]}s", file=sys.stderr)
+
+    def pids() -> list[int]:
+        return proc_tree(supervisor.job.process.pid)  # type: ignore[union-attr]
+
+    def java() -> int | None:
+        found = [p for p in pids() if comm(p) == "java"]
+        return found[0] if found else None
 
     def idle_cpu(seconds: float = 5.0) -> float:
-        c0 = cpu_seconds(pids)
+        procs = pids()
+        c0 = cpu_seconds(procs)
         time.sleep(seconds)
-        return round((cpu_seconds(pids) - c0) / seconds, 3)
+        return round((cpu_seconds(procs) - c0) / seconds, 3)
 
-    def heap_mb() -> float:
-        import subprocess
+    def sample(published: int) -> dict:
+        pid = java()
+        if pid is not None:
+            subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True)
+        heap = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True).stdout if pid else ""
+        return {"manifests": published, "left_in_dir": len(os.listdir(landing / "manifests")),
+                "rollovers": supervisor.rollovers, "idle_cpu_cores": idle_cpu(),
+                "jvm_rss_mb": round(rss_mb(pid)) if pid else 0, "heap_used_mb": heap_used_mb(heap)}
 
-        if not java:
-            return 0.0
-        out = subprocess.run(["jcmd", str(java[0]), "GC.heap_info"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if "used" in line and ("garbage-first heap" in line or "total" in line):
-                for part in line.replace(",", " ").split():
-                    if part.endswith("K") and part[:-1].isdigit():
-                        return round(int(part[:-1]) / 1024, 1)
-        return 0.0
-
-    def gc() -> None:
-        import subprocess
-
-        if java:
-            subprocess.run(["jcmd", str(java[0]), "GC.run"], capture_output=True)
-
-    samples = []
-    gc()
-    samples.append({"manifests": 0, "idle_cpu_cores": idle_cpu(), "jvm_rss_mb": round(rss_mb(java[0])) if java else 0,
-                    "heap_used_mb": heap_mb()})
+    gw = Gateway(landing)
+    stats_key = f"{prefix}:ingest:stats"
+    samples = [sample(0)]
     base = int(time.time() * 1000) // 100 * 100
     published = 0
     step = args.count // 4
-    for part in range(4):
-        pace = time.monotonic()
-        for i in range(step):
-            n = published + i
-            gw.writer.publish([gw.plc(ASSETS[n % len(ASSETS)], base + (n // len(ASSETS)) * 100, 7, 100)])
-            pace += 1 / args.rate
-            time.sleep(max(0.0, pace - time.monotonic()))  # a gateway's steady manifest rate
-        published += step
-        stats_key = f"{job.spec.ingest.prefix}:ingest:stats"
-        t0 = time.monotonic()
-        while int(client.hget(stats_key, "blobs.plc") or 0) < published and time.monotonic() - t0 < 900:
-            time.sleep(0.2)
-        # wait for the janitor to archive what is done (listing cost back to ~0 files)
-        t0 = time.monotonic()
-        while len(os.listdir(landing / "manifests")) > 10 and time.monotonic() - t0 < 120:
-            time.sleep(0.5)
-        gc()
-        samples.append({"manifests": published, "left_in_dir": len(os.listdir(landing / "manifests")),
-                        "idle_cpu_cores": idle_cpu(), "jvm_rss_mb": round(rss_mb(java[0])) if java else 0,
-                        "heap_used_mb": heap_mb()})
-        print(f"# {samples[-1]}", file=sys.stderr)
-    return {"mode": "soak", "samples": samples}
+    try:
+        for _ in range(4):
+            pace = time.monotonic()
+            for i in range(step):
+                n = published + i
+                gw.writer.publish([gw.plc(ASSETS[n % len(ASSETS)], base + (n // len(ASSETS)) * 100, 7, 100)])
+                pace += 1 / args.rate
+                time.sleep(max(0.0, pace - time.monotonic()))  # a gateway's steady manifest rate
+                if i % 200 == 0:
+                    check()
+            published += step
+            t0 = time.monotonic()
+            while int(client.hget(stats_key, "blobs.plc") or 0) < published and time.monotonic() - t0 < 900:
+                check()
+                time.sleep(0.2)
+            # wait for the janitor to archive what is done (listing cost back to ~0 files)
+            t0 = time.monotonic()
+            while len(os.listdir(landing / "manifests")) > 10 and time.monotonic() - t0 < 120:
+                check()
+                time.sleep(0.5)
+            check()
+            samples.append(sample(published))
+            print(f"# {samples[-1]}", file=sys.stderr)
+        job_stats = supervisor.job.stats() if supervisor.job else {}
+    finally:
+        supervisor.stop()
+    return {"mode": "soak", "rate": args.rate, "rollover_after": args.rollover, "samples": samples,
+            "rollover_seconds": rollover_s,
+            "job_stats": {k: job_stats.get(k) for k in ("blobs.plc", "already_handled", "seq_gaps", "deadletters",
+                                                         "duplicates_skipped", "manifests_archived")}}
 
 
 def main() -> None:
@@ -327,6 +366,8 @@ def main() -> None:
     parser.add_argument("--tick-ms", type=float, default=10, help="gateway: one manifest per tick")
     parser.add_argument("--lines-per-manifest", type=int, default=50, help="backlog: lines per manifest file")
     parser.add_argument("--seconds-max", type=float, default=600, help="backlog: give up after this long")
+    parser.add_argument("--rollover", type=int, default=0,
+                        help="soak: run under IngestSupervisor, rolling over after this many archived manifests")
     parser.add_argument("--flink", action="append", default=[], type=lambda s: s.split("=", 1),
                         help="FlinkSettings override, e.g. scan_interval_ms=100")
     args = parser.parse_args()
@@ -340,11 +381,12 @@ def main() -> None:
     try:
         if args.mode == "backlog":
             result = run_backlog(args, landing, prefix, work, names, client)
+        elif args.mode == "soak":
+            result = run_soak(args, landing, prefix, work, client)
         else:
             job = start_job(landing, prefix, work, dict(args.flink))
             try:
-                result = run_soak(args, landing, job, client) if args.mode == "soak" else run_rate(
-                    args, landing, job, names, client)
+                result = run_rate(args, landing, job, names, client)
             finally:
                 job.stop()
         result["flink"] = dict(args.flink)

@@ -101,7 +101,7 @@ class FlinkSettings(BaseModel):
         "4x slower on 2 cores (docs/benchmarks.md).",
     )
     source_rollover_manifests: int = Field(
-        default=20_000, ge=0,
+        default=50_000, ge=0,
         description="Embedded runner: after the janitor archived this many manifests, restart the job from "
         "its checkpoint with a fresh FileSource (the source remembers every path it read; "
         "docs/ingestion.md, 'Bounded memory'). 0 never rolls over.",
