@@ -176,8 +176,9 @@ def stats(values: list[float]) -> dict[str, float]:
 
 def run_rate(args: argparse.Namespace, landing: Path, job: IngestJob, names: StreamNames, client: redis.Redis) -> dict:
     gw = Gateway(landing)
+    assets = ASSETS[: args.assets]
     tick = args.tick_ms / 1000
-    thermal_per_tick = args.rate * tick if args.mode == "thermal" else (50 * len(ASSETS) * tick if args.mode == "mixed" else 0)
+    thermal_per_tick = args.rate * tick if args.mode == "thermal" else (50 * len(assets) * tick if args.mode == "mixed" else 0)
     plc_period_ms = 100
     pids = proc_tree(job.process.pid)  # type: ignore[union-attr]
     cpu0, t_start = cpu_seconds(pids), time.monotonic()
@@ -192,16 +193,16 @@ def run_rate(args: argparse.Namespace, landing: Path, job: IngestJob, names: Str
         credit_thermal += thermal_per_tick
         while credit_thermal >= 1:
             credit_thermal -= 1
-            batch.append(gw.thermal(ASSETS[k % len(ASSETS)], now_ms + k // len(ASSETS) % 1000))
+            batch.append(gw.thermal(assets[k % len(assets)], now_ms + k // len(assets) % 1000))
             k += 1
         if args.mode == "mixed" and time.monotonic() >= next_audio:
             next_audio += 1.0
-            batch += [gw.audio(a, now_ms) for a in ASSETS]
+            batch += [gw.audio(a, now_ms) for a in assets]
         if args.mode == "plc" and time.monotonic() >= next_plc:
             next_plc += plc_period_ms / 1000
-            rows = max(1, int(args.rate * plc_period_ms / 1000 / len(ASSETS)))
+            rows = max(1, int(args.rate * plc_period_ms / 1000 / len(assets)))
             t0 = now_ms // plc_period_ms * plc_period_ms
-            batch += [gw.plc(a, t0, rows, plc_period_ms) for a in ASSETS]
+            batch += [gw.plc(a, t0, rows, plc_period_ms) for a in assets]
         if batch:
             for e in batch:
                 gw.closed[e.path] = os.stat(landing / e.path).st_mtime
@@ -210,7 +211,7 @@ def run_rate(args: argparse.Namespace, landing: Path, job: IngestJob, names: Str
     elapsed = time.monotonic() - t_start
     cpu = cpu_seconds(pids) - cpu0
     time.sleep(1.5)
-    result: dict[str, object] = {"mode": args.mode, "rate": args.rate, "seconds": args.seconds,
+    result: dict[str, object] = {"mode": args.mode, "rate": args.rate, "assets": len(assets), "seconds": args.seconds,
                                  "warmup_s": args.warmup, "tick_ms": args.tick_ms,
                                  "job_cpu_cores": round(cpu / elapsed, 2)}
     for modality in ("thermal", "audio", "plc"):
@@ -364,6 +365,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=3000)
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds excluded from latency stats")
     parser.add_argument("--tick-ms", type=float, default=10, help="gateway: one manifest per tick")
+    parser.add_argument("--assets", type=int, default=10, help="assets the gateway emulates (mixed: 50 fps + 1 clip/s each)")
     parser.add_argument("--lines-per-manifest", type=int, default=50, help="backlog: lines per manifest file")
     parser.add_argument("--seconds-max", type=float, default=600, help="backlog: give up after this long")
     parser.add_argument("--rollover", type=int, default=0,

@@ -62,7 +62,8 @@ class StandaloneCluster:
     ``stop()`` always runs ``stop-cluster.sh`` and then kills whatever the pid files still name.
     """
 
-    def __init__(self, work_dir: Path, slots: int = 1, conf: dict[str, Any] | None = None) -> None:
+    def __init__(self, work_dir: Path, slots: int = 1, conf: dict[str, Any] | None = None,
+                 taskmanagers: int = 1) -> None:
         self.home = pyflink_home()
         self.work_dir = Path(work_dir)
         self.conf_dir = self.work_dir / "conf"
@@ -70,6 +71,7 @@ class StandaloneCluster:
         self.pid_dir = self.work_dir / "pid"
         self.rest_port = _free_port()
         self.slots = slots
+        self.taskmanagers = taskmanagers
         self.conf = conf or {}
 
     @property
@@ -96,15 +98,20 @@ class StandaloneCluster:
         settings = {
             "rest.port": self.rest_port, "rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1",
             "jobmanager.rpc.port": _free_port(), "blob.server.port": str(_free_port()),
-            "taskmanager.rpc.port": str(_free_port()), "taskmanager.data.port": _free_port(),
             "taskmanager.numberOfTaskSlots": self.slots,
             "jobmanager.memory.process.size": "1024m", "taskmanager.memory.process.size": "1536m",
             "python.executable": sys.executable, "python.client.executable": sys.executable,
             **self.conf,
         }
+        if self.taskmanagers == 1:  # fixed free ports; several TaskManagers take random ones (Flink's default 0)
+            settings.update({"taskmanager.rpc.port": str(_free_port()), "taskmanager.data.port": _free_port()})
         for key, value in settings.items():
             _set(tree, key, value)
         path.write_text(yaml.safe_dump(tree, sort_keys=False))
+        # start-cluster.sh starts one TaskManager per line (localhost: locally, without ssh). Each is a
+        # JVM with its own embedded Python in thread mode: how the job scales its Python work, since
+        # subtasks inside one TaskManager share one interpreter and its GIL.
+        (self.conf_dir / "workers").write_text("localhost\n" * self.taskmanagers)
 
     def _script(self, name: str, timeout_s: float = 60.0) -> str:
         result = subprocess.run([str(self.home / "bin" / name)], env=self.env(), capture_output=True, text=True,
@@ -127,7 +134,7 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             try:
                 overview = self.rest("/overview")
-                if overview.get("taskmanagers", 0) >= 1 and overview.get("slots-available", 0) >= 1:
+                if overview.get("taskmanagers", 0) >= self.taskmanagers and overview.get("slots-available", 0) >= 1:
                     return
             except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
                 pass

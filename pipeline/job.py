@@ -32,6 +32,16 @@ except ImportError:  # pragma: no cover
     _KeyedProcessFunction = object  # type: ignore[assignment,misc]
 
 
+def subtask_index(runtime_context: Any) -> int:
+    """Index of this parallel subtask. PyFlink 2.3's thread-mode context forwards
+    ``get_index_of_this_subtask`` to a Java method Flink 2 removed (it is ``getTaskInfo()`` now),
+    so ask the Java context directly there; process mode answers the Python call."""
+    java = getattr(runtime_context, "_runtime_context", None)
+    if java is not None and hasattr(java, "getTaskInfo"):
+        return int(java.getTaskInfo().getIndexOfThisSubtask())
+    return int(runtime_context.get_index_of_this_subtask())
+
+
 class FlinkHeldLines:
     """:class:`~pipeline.asset_state.HeldLines` on a Flink ``MapState`` (scoped to the current key)."""
 
@@ -73,10 +83,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
         self.janitor_interval_ms = config.janitor_interval_ms
         self._housekeeping_at: int | None = None  # processing time of the pending housekeeping timer
         self.core = AssetIngestor(config)
-        try:
-            subtask = runtime_context.get_task_info().get_index_of_this_subtask()
-        except Exception:  # noqa: BLE001
-            subtask = 0
+        subtask = subtask_index(runtime_context)
         self.effects = IngestEffects(config, subtask)
         self.order_state = runtime_context.get_state(ValueStateDescriptor("asset-order", Types.STRING()))
         self.held_state = runtime_context.get_map_state(
