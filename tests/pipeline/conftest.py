@@ -11,6 +11,7 @@ import io
 from dataclasses import replace
 import time
 import uuid
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -92,6 +93,28 @@ def feature_entries(client: redis.Redis, names: StreamNames, modality: str) -> l
     for shard in range(names.shards):
         out += read_stream(client, names.features_shard(modality, shard))
     return out
+
+
+def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix: str, entries: list,
+                                 what: str) -> None:
+    """Every frame and clip of ``entries`` (``ManifestEntry``) exactly once, per-asset event-time
+    order in every stream, PLC windows every second without a hole, no dead letter."""
+    stats = {k.decode(): v.decode() for k, v in client.hgetall(f"{prefix}:ingest:stats").items()}
+    for modality in ("thermal", "audio"):
+        want = Counter((e.asset_id, e.event_time_ms) for e in entries if e.kind == modality)
+        got = Counter((m.asset_id, m.event_time_ms) for _, m in feature_entries(client, names, modality))  # type: ignore[attr-defined]
+        assert got == want, f"{modality}: lost {want - got}, duplicated {got - want}; job stats {stats}"
+    for modality in ("thermal", "audio", "plc"):
+        per_asset: dict[str, list[int]] = defaultdict(list)
+        for _, m in feature_entries(client, names, modality):
+            per_asset[m.asset_id].append(m.event_time_ms)  # type: ignore[attr-defined]
+        for asset, times in per_asset.items():
+            assert times == sorted(set(times)), f"{modality} {asset}: out of order or duplicated"
+    plc = [m for _, m in feature_entries(client, names, "plc")]
+    for asset in {e.asset_id for e in entries}:
+        ends = [m.window_end_ms for m in plc if m.asset_id == asset]  # type: ignore[attr-defined]
+        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:])), f"PLC windows of {asset} have a hole"
+    assert not list(client.xrange(names.deadletter)), f"{what} must not dead-letter valid input: {stats}"
 
 
 def tiff_bytes(frame: np.ndarray) -> bytes:

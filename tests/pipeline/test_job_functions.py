@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 import redis
 
 from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
-from pipeline.asset_state import AssetState
+from pipeline.asset_state import AssetState, MemoryHeldLines
 from pipeline.effects import IngestEffects
 from pipeline.ingest_config import IngestConfig
 from pipeline.ingestor import AssetIngestor
@@ -197,25 +198,16 @@ def test_a_seq_listed_but_never_delivered_is_abandoned_with_a_dead_letter(landin
     assert len(missing) == 1 and "seq 1..1" in missing[0].detail and "unique name" in missing[0].detail  # type: ignore[attr-defined]
 
 
-class CountingHeldLines:
+class CountingHeldLines(MemoryHeldLines):
     """The in-memory store, counting full walks of the keys (what a MapState iteration costs)."""
 
     def __init__(self) -> None:
-        self.lines: dict[str, str] = {}
+        super().__init__()
         self.walks = 0
 
-    def get(self, key: str) -> str | None:
-        return self.lines.get(key)
-
-    def put(self, key: str, line: str) -> None:
-        self.lines[key] = line
-
-    def remove(self, key: str) -> None:
-        self.lines.pop(key, None)
-
-    def keys(self) -> list[str]:
+    def keys(self) -> Iterator[str]:
         self.walks += 1
-        return list(self.lines)
+        return super().keys()
 
 
 def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path) -> None:

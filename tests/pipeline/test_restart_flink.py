@@ -9,7 +9,7 @@ after (``pipeline.landing.Janitor``; unit test in test_job_functions.py)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ import redis
 from linewatch.contract import StreamNames
 from pipeline.landing import ManifestWriter, publish_existing
 from pipeline.runner import latest_checkpoint
-from tests.pipeline.conftest import feature_entries, make_job, simulate, wait_for
+from tests.pipeline.conftest import assert_exactly_once_in_order, feature_entries, make_job, simulate, wait_for
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -70,18 +70,4 @@ def test_restart_from_checkpoint_loses_nothing_and_duplicates_nothing(
     finally:
         second.stop()
 
-    stats = {k.decode(): v.decode() for k, v in ingest_redis.hgetall(f"{prefix}:ingest:stats").items()}
-    for modality, want in expected.items():
-        got = Counter((m.asset_id, m.event_time_ms) for _, m in feature_entries(ingest_redis, names, modality))
-        assert got == want, f"{modality}: lost {want - got}, duplicated {got - want}; job stats {stats}"
-    for modality in ("thermal", "audio", "plc"):
-        per_asset: dict[str, list[int]] = defaultdict(list)
-        for _, m in feature_entries(ingest_redis, names, modality):
-            per_asset[m.asset_id].append(m.event_time_ms)
-        for asset, times in per_asset.items():
-            assert times == sorted(set(times)), f"{modality} {asset}: out of order or duplicated"
-    plc = [m for _, m in feature_entries(ingest_redis, names, "plc")]
-    for asset in {e.asset_id for e in entries}:
-        ends = [m.window_end_ms for m in plc if m.asset_id == asset]
-        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:])), f"PLC windows of {asset} have a hole"
-    assert not list(ingest_redis.xrange(names.deadletter)), "a restart must not dead-letter valid input"
+    assert_exactly_once_in_order(ingest_redis, names, prefix, entries, "a restart")
