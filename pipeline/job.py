@@ -169,7 +169,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
 
 
 def source_uid(generation: int) -> str:
-    """Operator uid of the manifest source in ``generation`` (see ``pipeline.rollover``).
+    """Operator uid of the manifest source in ``generation`` (``JobSpec.source_generation``).
 
     A new uid makes a restore leave the old source's state behind: Flink's FileSource keeps
     the path of every file it ever processed in memory and in every checkpoint (its

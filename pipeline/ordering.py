@@ -6,7 +6,8 @@ asset and sequence (a modality; alarm logs share the PLC sequence) lines are hel
 the missing seq arrives. Whether to wait is decided by looking, not by guessing with a timeout:
 :class:`ManifestIndex` knows which lines the manifests still in the directory hold; a missing
 seq that none of them holds can never arrive (gateways publish in order), so that gap is
-skipped. A processing-time timeout (``reorder_timeout_ms``) is only a safety net.
+skipped. A processing-time timer (``reorder_timeout_ms``) looks again while lines wait; only a
+seq that stays listed without ever being delivered is given up, after ``reorder_give_up_ms``.
 """
 
 from __future__ import annotations
