@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,6 +66,35 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
                 if best is None or mtime > best[0]:
                     best = (mtime, chk)
     return best[1] if best else None
+
+
+def prune_checkpoints(checkpoint_dir: Path, current_job_id: str) -> list[Path]:
+    """Delete the retained checkpoints of earlier jobs once the current job has completed one.
+
+    Every start (and rollover) is a new Flink job with its own ``<dir>/<job id>/``, and retained
+    checkpoints of cancelled jobs are never removed by Flink; a restore only ever uses the newest.
+    Nothing is deleted until the newest completed checkpoint is the current job's, so a crash
+    before the new job's first checkpoint still finds the old one. Returns what was removed.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for job, n in (("old", 7), ("new", 8)):
+    ...         (Path(d) / job / f"chk-{n}").mkdir(parents=True)
+    ...     prune_checkpoints(Path(d), "new")  # the new job has no completed checkpoint yet
+    ...     _ = (Path(d) / "new" / "chk-8" / "_metadata").write_bytes(b"m")
+    ...     [p.name for p in prune_checkpoints(Path(d), "new")]
+    []
+    ['old']
+    """
+    newest = latest_checkpoint(checkpoint_dir)
+    if newest is None or newest.parent.name != current_job_id:
+        return []
+    removed = []
+    for job_dir in checkpoint_dir.iterdir():
+        if job_dir.is_dir() and job_dir.name != current_job_id:
+            shutil.rmtree(job_dir, ignore_errors=True)
+            removed.append(job_dir)
+    return removed
 
 
 @dataclass
@@ -321,6 +351,8 @@ class IngestSupervisor:
         if self.job is None or not self.job.alive:
             tail = self.job.log_tail() if self.job is not None else "(never started)"
             raise IngestJobError(f"ingest job stopped unexpectedly: {tail}")
+        if self.job.job_id is not None and self.flink.checkpoint_interval_ms > 0:
+            prune_checkpoints(self.job.spec.checkpoint_dir, self.job.job_id)
         if self.rollover_after and self.archived() - self._archived_at_start >= self.rollover_after:
             self.rollover()
             return True

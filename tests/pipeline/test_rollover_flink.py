@@ -71,3 +71,6 @@ def test_rollover_to_a_fresh_source_loses_and_duplicates_nothing(
     assert supervisor.rollovers >= 2, f"expected at least two rollovers, got {supervisor.rollovers}"
     assert len(set(generations)) == len(generations), f"every rollover must start a new source: {generations}"
     assert_exactly_once_in_order(ingest_redis, names, prefix, entries, "a rollover")
+    # retained checkpoints of the jobs before the last rollover are pruned (Flink keeps them forever)
+    job_dirs = [d for d in (tmp_path / "data" / "flink" / "checkpoints").iterdir() if d.is_dir()]
+    assert len(job_dirs) <= 2, f"old jobs' checkpoints were not pruned: {job_dirs}"
