@@ -141,8 +141,13 @@ class Gateway:
         return self.writer.write_blob(f"plc/plc-{asset}-{t0_ms}.csv", data, asset, t0_ms, end_ms=t0_ms + period_ms)
 
 
+def flink_settings(flink: dict[str, str], **fixed: object) -> FlinkSettings:
+    """``FlinkSettings`` from the ``--flink key=value`` overrides (numbers parsed) plus ``fixed``."""
+    return FlinkSettings(**{**{k: (json.loads(v) if v[:1].isdigit() else v) for k, v in flink.items()}, **fixed})
+
+
 def start_job(landing: Path, prefix: str, work: Path, flink: dict[str, str]) -> IngestJob:
-    settings = FlinkSettings(**{k: (json.loads(v) if v[:1].isdigit() else v) for k, v in flink.items()})
+    settings = flink_settings(flink)
     config = IngestConfig(landing=str(landing), redis_url="redis://127.0.0.1:6379/0", prefix=prefix, shards=4,
                           janitor_settle_s=0.0 if settings.checkpoint_interval_ms else 1.0,
                           checkpoint_dir=str(work / "checkpoints"))
@@ -282,9 +287,8 @@ def run_soak(args: argparse.Namespace, landing: Path, prefix: str, work: Path, c
     from linewatch.settings import Settings
     from pipeline.runner import IngestSupervisor
 
-    overrides = {k: (json.loads(v) if v[:1].isdigit() else v) for k, v in dict(args.flink).items()}
     settings = Settings(data_dir=work / "data", landing_dir=landing, streams={"prefix": prefix, "shards": 4},
-                        flink=FlinkSettings(**{**overrides, "source_rollover_manifests": args.rollover}))
+                        flink=flink_settings(dict(args.flink), source_rollover_manifests=args.rollover))
     supervisor = IngestSupervisor(settings, "redis://127.0.0.1:6379/0", resume=False)
     t0 = time.monotonic()
     supervisor.start()

@@ -97,8 +97,8 @@ class FlinkSettings(BaseModel):
     python_threads: int = Field(
         default=1, ge=1, le=64,
         description="OMP/OpenBLAS/MKL threads of the job's Python (OMP_NUM_THREADS etc.). Scale with "
-        "`parallelism`, not with BLAS threads: a multithreaded BLAS beside the JVM made audio features "
-        "4x slower on 2 cores (docs/benchmarks.md).",
+        "`parallelism`, not with BLAS threads: with the other core busy, audio features took 1.9x as long "
+        "with 2 BLAS threads as with 1 (bench/bench_blas_threads.py, docs/benchmarks.md).",
     )
     source_rollover_manifests: int = Field(
         default=50_000, ge=0,

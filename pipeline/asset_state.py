@@ -121,7 +121,7 @@ class AssetState:
 
     order: dict[str, KindOrder] = field(default_factory=dict)
     last_ms: dict[str, int] = field(default_factory=dict)  # newest accepted frame/clip per modality
-    held_since_ms: int | None = None  # processing time the oldest held line has waited since
+    held_since_ms: int | None = None  # processing time since which lines are held without progress
     held_lines: HeldLines = field(default_factory=MemoryHeldLines)
     plc_loader: Callable[[], str | None] | None = None
     baseline_loader: Callable[[], bytes | None] | None = None

@@ -59,7 +59,7 @@ class IngestEffects:
                 archived = self.janitor.run_once()
                 if archived:  # the embedded runner rolls the source over after so many (pipeline.runner)
                     self.writer.client.hincrby(self.config.stats_key, "manifests_archived", archived)
-                left = self.janitor.done_waiting + self.janitor.waiting
+                left = self.janitor.waiting
             except OSError as exc:  # a racing janitor of another subtask; try again next time
                 log.warning("janitor pass failed: %s", exc)
         if now >= self._next_metrics and self._latencies:

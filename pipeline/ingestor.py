@@ -48,7 +48,6 @@ class StepOutput:
     archive: list[Path] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     closed_ms: list[tuple[int, int]] = field(default_factory=list)  # (entry index, file-closed ms)
-    needs_timer: bool = False
     progressed: bool = False  # a held-back or ordered line was processed (the reorder wait restarts)
     probe: str | None = None
 
@@ -157,7 +156,6 @@ class AssetIngestor:
         self._process_admitted(out, adm, state, key)
         if adm.held:
             out.count("reorder_held")
-            out.needs_timer = True
         return out
 
     def _process_admitted(self, out: StepOutput, adm: Admission, state: AssetState, key: str) -> None:
@@ -209,7 +207,8 @@ class AssetIngestor:
             self.dead_letter(out, "pipeline.manifest", DeadLetterReason.PATH_OUTSIDE_LANDING,
                              f"manifest path {blob.rel_path!r} points into {first}/, not at a blob", ref, line, blob.asset_id)
             return out
-        kind = order_fields(line).kind
+        fields = order_fields(line)
+        kind = fields.kind
         if kind is None:
             self.dead_letter(out, "pipeline.manifest", DeadLetterReason.SCHEMA_ERROR,
                              f"cannot tell the kind of {blob.rel_path!r}: put it under plc/, alarms/, thermal/ or "
@@ -242,7 +241,7 @@ class AssetIngestor:
             elif kind == "audio":
                 self._audio(out, blob, data, state, info)
             elif kind == "plc":
-                self._plc(out, blob, data, state, order_fields(line).end_ms, info)
+                self._plc(out, blob, data, state, fields.end_ms, info)
             else:
                 self._alarms(out, blob, data, state, info)
         except DecodeError as exc:

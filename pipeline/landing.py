@@ -329,12 +329,7 @@ class Janitor:
     checkpoints_after: int = 2
     _remaining: dict[str, list[Path]] = field(default_factory=dict)  # blobs not yet seen gone
     _done_since: dict[str, tuple[float, int]] = field(default_factory=dict)  # (when, newest chk id then)
-    waiting: int = 0  # manifests left in the directory after the last pass
-
-    @property
-    def done_waiting(self) -> int:
-        """Manifests whose blobs are all handled, waiting for settle time / checkpoints."""
-        return len(self._done_since)
+    waiting: int = 0  # manifests left in the directory after the last pass (done or not)
 
     def _is_done(self, name: str, path: Path) -> bool:
         remaining = self._remaining.get(name)
@@ -368,10 +363,10 @@ class Janitor:
             if now_s - since >= self.settle_s and (
                 progress is None or progress.completed >= started_then + self.checkpoints_after
             ):
-                self.zone.archive_file(path, now_s)
+                if self.zone.archive_file(path, now_s) is not None:  # None: another subtask's janitor was first
+                    archived += 1
                 self._done_since.pop(name, None)
                 self._remaining.pop(name, None)
-                archived += 1
         for table in (self._done_since, self._remaining):
             for name in [n for n in table if n not in seen]:
                 del table[name]

@@ -29,15 +29,16 @@ class OrderFields:
     seq: int | None
     epoch: int
     end_ms: int | None
+    asset_id: str | None = None
 
 
 def order_fields(line: str) -> OrderFields:
-    """``kind``/``seq``/``epoch``/``end`` of a manifest line; missing or malformed ones are None.
+    """``kind``/``seq``/``epoch``/``end``/``asset_id`` of a manifest line; missing or malformed ones are None.
 
     >>> order_fields('{"path":"plc/p.csv","seq":4,"epoch":9,"end":"2026-11-29T14:00:01.000Z"}')
-    OrderFields(kind='plc', seq=4, epoch=9, end_ms=1795960801000)
+    OrderFields(kind='plc', seq=4, epoch=9, end_ms=1795960801000, asset_id=None)
     >>> order_fields('garbage')
-    OrderFields(kind=None, seq=None, epoch=0, end_ms=None)
+    OrderFields(kind=None, seq=None, epoch=0, end_ms=None, asset_id=None)
     """
     from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
 
@@ -57,8 +58,8 @@ def order_fields(line: str) -> OrderFields:
             end_ms = parse_timestamp_ms(data["end"])
         except TimestampError:
             end_ms = None
-    return OrderFields(kind, seq, epoch, end_ms)
-
+    asset = data.get("asset_id") if isinstance(data.get("asset_id"), str) else None
+    return OrderFields(kind, seq, epoch, end_ms, asset)
 
 
 class ManifestIndex:
@@ -115,16 +116,11 @@ class ManifestIndex:
                 continue
             for line in text.splitlines():
                 f = order_fields(line)
-                if f.seq is None or f.kind is None:
+                if f.seq is None or f.kind is None or f.asset_id is None:
                     continue
-                try:
-                    asset = json.loads(line).get("asset_id")
-                except (json.JSONDecodeError, AttributeError):
-                    continue
-                if isinstance(asset, str):
-                    k = (asset, MODALITY_OF_KIND.get(f.kind, f.kind), f.epoch, f.seq)
-                    keys.append(k)
-                    self._keys[k] = name
+                k = (f.asset_id, MODALITY_OF_KIND.get(f.kind, f.kind), f.epoch, f.seq)
+                keys.append(k)
+                self._keys[k] = name
             self._files[name] = keys
 
     def present(self, asset: str, sequence: str, epoch: int, seq: int) -> bool:
@@ -145,7 +141,6 @@ class ManifestIndex:
                     lowest[(a, q, e)] = n
             self._lowest = lowest
         return self._lowest.get((asset, sequence, epoch))
-
 
 
 @dataclass
