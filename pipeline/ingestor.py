@@ -17,16 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import numpy as np
-
 from linewatch.contract import (
-    AudioFeatures,
     DeadLetter,
     DeadLetterReason,
     Message,
     Modality,
-    PlcFeatures,
-    ThermalFeatures,
 )
 from pipeline.asset_state import AssetState
 from pipeline.ingest_config import IngestConfig
@@ -287,8 +282,8 @@ class AssetIngestor:
 
     def _thermal(self, out: StepOutput, blob: Any, data: bytes, state: AssetState, info: Any) -> None:
         from pipeline.decoders import decode_thermal_tiff
-        from pipeline.features import FEATURES_VERSION
-        from pipeline.features.thermal_features import ThermalBaseline, thermal_features
+        from pipeline.features.messages import thermal_features_message
+        from pipeline.features.thermal_features import ThermalBaseline
         from pipeline.validation import check_frame
 
         frame = decode_thermal_tiff(data, blob.rel_path)
@@ -302,20 +297,17 @@ class AssetIngestor:
         if state.baseline is None:
             state.baseline = ThermalBaseline()
         regions = dict(info.regions) if info is not None and info.regions else None
-        stats, normalized = thermal_features(frame, state.baseline.baseline_ck, regions)
+        # features (stats, normalized frame, model-input vector): pipeline.features.messages
+        msg = thermal_features_message(blob.asset_id, _asset_type(info), blob.timestamp_ms, frame,
+                                       state.baseline.baseline_ck, regions, source=blob.rel_path,
+                                       ingest_time_ms=int(time.time() * 1000), asset=info)
         state.baseline.update(frame)
-        msg = ThermalFeatures(
-            asset_id=blob.asset_id, asset_type=_asset_type(info), event_time_ms=blob.timestamp_ms,
-            features_version=FEATURES_VERSION, stats=stats, frame=normalized, source=blob.rel_path,
-            ingest_time_ms=int(time.time() * 1000),
-        )
         out.entries.append(self._features_entry(Modality.THERMAL, blob.asset_id, blob.timestamp_ms, msg))
         out.count("entries.thermal")
 
     def _audio(self, out: StepOutput, blob: Any, data: bytes, state: AssetState, info: Any) -> None:
         from pipeline.decoders import decode_wav
-        from pipeline.features import FEATURES_VERSION
-        from pipeline.features.audio_features import audio_features
+        from pipeline.features.messages import audio_features_message
         from pipeline.validation import check_clip
 
         samples = decode_wav(data, blob.rel_path)
@@ -327,12 +319,8 @@ class AssetIngestor:
         if not self._in_order(out, state, "audio", blob):
             return
         state.last_ms["audio"] = blob.timestamp_ms
-        logmel, stats = audio_features(samples, rate, asset=info)
-        msg = AudioFeatures(
-            asset_id=blob.asset_id, asset_type=_asset_type(info), event_time_ms=blob.timestamp_ms,
-            features_version=FEATURES_VERSION, stats=stats, logmel=logmel, source=blob.rel_path,
-            ingest_time_ms=int(time.time() * 1000),
-        )
+        msg = audio_features_message(blob.asset_id, _asset_type(info), blob.timestamp_ms, samples, rate, asset=info,
+                                     source=blob.rel_path, ingest_time_ms=int(time.time() * 1000))
         out.entries.append(self._features_entry(Modality.AUDIO, blob.asset_id, blob.timestamp_ms, msg))
         out.count("entries.audio")
 
@@ -353,8 +341,7 @@ class AssetIngestor:
 
     def _plc(self, out: StepOutput, blob: Any, data: bytes, state: AssetState, end_ms: int | None, info: Any) -> None:
         from pipeline.decoders import decode_plc_file
-        from pipeline.features import FEATURES_VERSION
-        from pipeline.features.plc_window import plc_feature_names
+        from pipeline.features.messages import plc_features_message
 
         fmt = "jsonl" if blob.rel_path.endswith(".jsonl") else "csv"
         result = decode_plc_file(data, blob.rel_path, fmt)
@@ -387,14 +374,9 @@ class AssetIngestor:
         watermark = end_ms - 1 if end_ms is not None else newest
         if watermark is None:
             return
-        names = plc_feature_names()
         for window in buf.advance(watermark):
-            msg = PlcFeatures(
-                asset_id=blob.asset_id, asset_type=_asset_type(info), window_start_ms=window.start_ms,
-                window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
-                feature_names=names, values=window.values.astype(np.float32), n_samples=window.n_samples,
-                alarm_counts=window.alarm_counts, source=blob.rel_path, ingest_time_ms=int(time.time() * 1000),
-            )
+            msg = plc_features_message(window, _asset_type(info), source=blob.rel_path,
+                                       ingest_time_ms=int(time.time() * 1000), asset=info)
             out.entries.append(self._features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
             out.count("entries.plc")
 
