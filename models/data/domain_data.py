@@ -222,3 +222,20 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         variants=np.array([s.variant for s in specs]), drifts=np.array([s.drift for s in specs]),
         shaft_hz=cat("shaft").astype(np.float32), plc=cat("plc"), thermal=cat("thermal"), audio=cat("audio"),
         logmel=cat("logmel"), frames=cat("frames"))
+
+
+def load_run_data(run: Path) -> tuple[DomainDataset, DomainDataset]:
+    """The (train-domain, unseen-domain) feature vectors that ``scripts/train_gpu.py`` wrote
+    (``data_train_{audio,thermal}.npz``, ``data_train_plc_meta.npz``, ``data_unseen.npz``)."""
+    def build(arrays: dict) -> DomainDataset:
+        meta = json.loads(str(arrays.pop("meta")))
+        return DomainDataset(domain=meta["domain"], seed=int(meta["seed"]), classes=tuple(meta["classes"]), **arrays)
+
+    run = Path(run)
+    train: dict = {}
+    for name in ("data_train_plc_meta.npz", "data_train_audio.npz", "data_train_thermal.npz"):
+        with np.load(run / name, allow_pickle=False) as z:
+            train.update({k: z[k] for k in z.files})
+    with np.load(run / "data_unseen.npz", allow_pickle=False) as z:
+        unseen = {k: z[k] for k in z.files}
+    return build(train), build(unseen)

@@ -73,10 +73,15 @@ class ThermalInputError(ValueError):
 def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None) -> np.ndarray:
     """``float32`` °C from a radiometric frame in any common unit.
 
-    With ``meta`` (``assets.json`` ``frame``: ``unit`` centikelvin | kelvin | celsius | deci_kelvin
-    | millikelvin, optional ``scale``/``offset``) the conversion is explicit; without, it is
+    With ``meta`` (``assets.json`` ``frame``: ``unit`` centikelvin | decikelvin | millikelvin |
+    kelvin | celsius | fahrenheit, optional ``scale``/``offset`` turning raw counts into the unit,
+    e.g. FLIR's ``{"unit": "kelvin", "scale": 0.04}``) the conversion is explicit; without, it is
     inferred from the dtype and the median value (uint16 ~29 000 → centikelvin, ~7 300 → FLIR
-    0.04 K counts, ~2 950 → decikelvin; floats ~295 → kelvin, ~22 → °C).
+    0.04 K counts, ~2 950 → decikelvin; floats ~295 → kelvin, ~22 → °C). With a centi/deci/milli-
+    kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``).
+
+    >>> round(float(frame_to_celsius(np.full((8, 8), 7379, np.uint16), {"unit": "kelvin", "scale": 0.04})[0, 0]), 2)
+    22.01
 
     >>> float(frame_to_celsius(np.full((8, 8), 29515, np.uint16))[0, 0])
     22.0
@@ -94,9 +99,13 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None)
     x = f.astype(np.float32)
     if not np.all(np.isfinite(x)):
         x = np.where(np.isfinite(x), x, np.nanmedian(x))
-    if meta.scale is not None or meta.offset is not None:
-        x = x * np.float32(meta.scale if meta.scale is not None else 1.0) + np.float32(meta.offset or 0.0)
     unit = (meta.unit or "").replace("°", "").replace("degrees_", "").lower()
+    counts = unit in ("centikelvin", "ck", "k*100", "kelvin_x100", "decikelvin", "deci_kelvin", "dk",
+                      "millikelvin", "mk")
+    if not counts and (meta.scale is not None or meta.offset is not None):
+        # raw counts: value * scale + offset is in ``unit`` (kelvin or °C; inferred below when absent).
+        # For centi/deci/milli-kelvin units the scale only restates the unit (our schema writes 0.01).
+        x = x * np.float32(meta.scale if meta.scale is not None else 1.0) + np.float32(meta.offset or 0.0)
     if unit in ("centikelvin", "ck", "k*100", "kelvin_x100"):
         return x * np.float32(0.01) - np.float32(KELVIN)
     if unit in ("decikelvin", "deci_kelvin", "dk"):
