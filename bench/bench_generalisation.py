@@ -42,7 +42,7 @@ TARGETS = [
 ]
 
 
-def _evaluate(probs: np.ndarray, ds) -> dict:  # noqa: ANN001 - DomainDataset
+def _evaluate(probs: np.ndarray, ds) -> dict:
     from models.training.evaluation import evaluate
 
     e = evaluate(probs, ds.y, ds.severity, ds.classes)
@@ -51,7 +51,7 @@ def _evaluate(probs: np.ndarray, ds) -> dict:  # noqa: ANN001 - DomainDataset
             "_evaluation": e}
 
 
-def score(ds, registry, weights) -> dict:  # noqa: ANN001
+def score(ds, registry, weights) -> dict:
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion.fit import fuse_arrays
     from models.training.calibration import softmax
@@ -73,7 +73,7 @@ def score(ds, registry, weights) -> dict:  # noqa: ANN001
     return out
 
 
-def latency(registry, runs: int) -> dict:  # noqa: ANN001
+def latency(registry, runs: int) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import torch
     from bench_models_cpu import bench, build_variants

@@ -29,10 +29,10 @@ class ModelFamily:
         module, name = dotted.rsplit(":", 1)
         return getattr(importlib.import_module(module), name)
 
-    def build_teacher(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - forwards to the builder
+    def build_teacher(self, *args, **kwargs):
         return self._resolve(self.teacher_builder)(*args, **kwargs)
 
-    def build_student(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - forwards to the builder
+    def build_student(self, *args, **kwargs):
         return self._resolve(self.student_builder)(*args, **kwargs)
 
 

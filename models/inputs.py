@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from linewatch.contract.messages import AudioFeatures, Message, PlcFeatures, ThermalFeatures
+from linewatch.contract.messages import (
+    AudioFeatures,
+    Message,
+    PlcFeatures,
+    ThermalFeatures,
+)
 from models.specs import check_modality
 
 _MESSAGE_TYPES: dict[str, type[Message]] = {"plc": PlcFeatures, "thermal": ThermalFeatures, "audio": AudioFeatures}

@@ -69,7 +69,7 @@ def main() -> None:
         fit_and_report_fusion(args.registry, train, unseen, first, args.fusion_fpr_budget)
 
 
-def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget: float) -> dict:  # noqa: ANN001
+def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget: float) -> dict:
     """Fusion weights on validation, fused metrics on test and unseen."""
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion.fit import fit_fusion, fuse_arrays
@@ -86,7 +86,7 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         mask[:, classes.index("cavitation")] = np.array(["pump" in t for t in types])
         return mask
 
-    def probs(ds, idx) -> dict[str, np.ndarray]:  # noqa: ANN001
+    def probs(ds, idx) -> dict[str, np.ndarray]:
         out = {}
         for m in ("plc", "thermal", "audio"):
             x = getattr(ds, m)[idx] if idx is not None else getattr(ds, m)

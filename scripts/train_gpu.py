@@ -37,7 +37,7 @@ def log(msg: str) -> None:
     print(f"[{time.perf_counter() - T0:7.1f} s] {msg}", flush=True)
 
 
-def save_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:  # noqa: ANN001 - DomainDataset
+def save_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:
     meta = {k: getattr(ds, k) for k in ("y", "severity", "groups", "asset_types", "variants", "drifts", "shaft_hz")}
     info = np.asarray(json.dumps({"domain": ds.domain, "seed": ds.seed, "classes": list(ds.classes)}))
     if not split_modalities:
@@ -53,7 +53,7 @@ def save_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:  
     return paths
 
 
-def evaluate_probs(probs: np.ndarray, part) -> dict:  # noqa: ANN001 - LabelledSamples
+def evaluate_probs(probs: np.ndarray, part) -> dict:
     from models.training.evaluation import apply_mask, evaluate, possible_mask
 
     e = evaluate(apply_mask(probs, possible_mask(part.asset_types, part.classes)), part.labels, part.severity,
@@ -62,7 +62,7 @@ def evaluate_probs(probs: np.ndarray, part) -> dict:  # noqa: ANN001 - LabelledS
             "ece": e.ece, "recall_past_moderate": e.recall_past_moderate}
 
 
-def image_ablation(ds, unseen, modality: str, cfg, split) -> dict:  # noqa: ANN001
+def image_ablation(ds, unseen, modality: str, cfg, split) -> dict:
     """Label-only image student (features v1 input) on the same split, calibrated the same way."""
     import torch
 
@@ -75,7 +75,7 @@ def image_ablation(ds, unseen, modality: str, cfg, split) -> dict:  # noqa: ANN0
     key = "logmel" if modality == "audio" else "frames"
     fam = image_family(modality)
 
-    def samples(d, idx=None) -> LabelledSamples:  # noqa: ANN001
+    def samples(d, idx=None) -> LabelledSamples:
         x = getattr(d, key).astype(np.float32)
         s = LabelledSamples(modality, x, d.y, d.classes, 1, "ablation", severity=d.severity, groups=d.groups,
                             asset_types=d.asset_types)

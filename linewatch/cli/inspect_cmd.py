@@ -59,7 +59,7 @@ def inspect(
         raise typer.Exit(1)
 
 
-def _print_tables(results: list, verdicts: list) -> None:  # noqa: ANN001 - FileResult / AssetVerdict lists
+def _print_tables(results: list, verdicts: list) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -54,7 +54,13 @@ from .assets import (
 from .audio import AudioRenderer, ClipDrive, _resonator
 from .config import SimulatorConfig
 from .drift import DRIFT_KINDS, DriftState, constant_drift
-from .health import FAULT_CLASSES, FAULT_INDEX, LABEL_THRESHOLD, constant_health, faults_for
+from .health import (
+    FAULT_CLASSES,
+    FAULT_INDEX,
+    LABEL_THRESHOLD,
+    constant_health,
+    faults_for,
+)
 from .noise import make_rng
 from .physics import AssetPhysics
 from .plc import PlcSamples, measure
@@ -385,8 +391,8 @@ class DomainRenderer:
         asset = replace(base, line_frequency_hz=base.line_frequency_hz * spec.drive_fraction) \
             if spec.drive_fraction != 1.0 else base
         prof = replace(cfg.profile, signature_gain=cfg.profile.signature_gain * base.extra.get("signature_gain", 1.0))
-        n = max(int(round(cfg.dataset_plc_window_s * cfg.plc_rate_hz)), 2)
-        end_tick = int(round(spec.t_s * cfg.plc_rate_hz))
+        n = max(round(cfg.dataset_plc_window_s * cfg.plc_rate_hz), 2)
+        end_tick = round(spec.t_s * cfg.plc_rate_hz)
         idx = np.arange(end_tick - n + 1, end_tick + 1, dtype=np.int64)
         t = idx / cfg.plc_rate_hz
         T = float(t[-1])
@@ -407,7 +413,7 @@ class DomainRenderer:
                 mic_cutoff_hz=min(float(drift.mic_cutoff_hz), spec.mic_cutoff_hz),
                 mic_noise_mult=float(drift.mic_noise_mult))
             fs = float(cfg.audio_rate_hz)
-            n_audio = int(round(cfg.audio_chunk_s * fs))
+            n_audio = round(cfg.audio_chunk_s * fs)
             ts = T - cfg.audio_chunk_s + np.arange(n_audio) / fs
             mic = AudioRenderer(asset, cfg, prof)
             clip = mic.render(ClipDrive.from_block(blk, ts), blk.snapshot(T - 0.5 * cfg.audio_chunk_s), mic_drift, rng,

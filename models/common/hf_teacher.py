@@ -40,7 +40,7 @@ class HFTeacher(nn.Module):
     def call_hf(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002 - ONNX input name
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         return self.call_hf(self.adapt(self.standardizer(input)))
 
     def save(self, directory: Path) -> Path:

@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from models.data.featurize import FEATURES_VERSION, plc_input, thermal_inputs
-from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
-from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from models.data.samples import LabelledSamples
 from models.specs import check_modality, fault_classes
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 
 
 class DatasetDirectoryError(ValueError):
@@ -110,7 +110,7 @@ def load_directory(directory: Path, modality: str, classes: tuple[str, ...] | No
         if modality == "plc":
             x = np.stack([_plc_window(p, (r.get("alarm_codes") or "").split(), profiles[i])
                           for i, (r, p) in enumerate(kept)]).astype(np.float32)
-            x, ref, names = x, x.copy(), PLC_VECTOR_NAMES
+            ref, names = x.copy(), PLC_VECTOR_NAMES
         elif modality == "thermal":
             x, ref, names = thermal_inputs([read_frame(p) for _, p in kept], profiles)
         else:

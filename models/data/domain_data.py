@@ -104,8 +104,13 @@ class DomainDataset:
 
 
 @lru_cache(maxsize=2)
-def _world(domain_name: str, n_assets: int, seed: int, samples_per_class: int):  # noqa: ANN202 - internal
-    from linewatch.simulator.domain import DOMAINS, domain_fleet, domain_registry_json, draw_domain_specs
+def _world(domain_name: str, n_assets: int, seed: int, samples_per_class: int):
+    from linewatch.simulator.domain import (
+        DOMAINS,
+        domain_fleet,
+        domain_registry_json,
+        draw_domain_specs,
+    )
 
     domain = DOMAINS[domain_name]
     fleet = domain_fleet(n_assets, seed, domain)
@@ -114,7 +119,7 @@ def _world(domain_name: str, n_assets: int, seed: int, samples_per_class: int): 
     return fleet, profiles, specs
 
 
-def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001 - PlcSamples
+def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from linewatch.simulator.tags import QUALITIES
 
     t_ms = np.round((plc.t - plc.t[-1]) * 1000.0).astype(np.int64)

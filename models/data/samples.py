@@ -43,7 +43,7 @@ class LabelledSamples:
     def sample_shape(self) -> tuple[int, ...]:
         return tuple(int(s) for s in self.inputs.shape[1:])
 
-    def subset(self, idx: np.ndarray) -> "LabelledSamples":
+    def subset(self, idx: np.ndarray) -> LabelledSamples:
         return LabelledSamples(
             self.modality,
             self.inputs[idx],
@@ -126,7 +126,7 @@ def split_samples(data: LabelledSamples, val_fraction: float, test_fraction: flo
         labels = data.labels[ids]
         counts = np.bincount(labels)
         stratify = labels if counts[counts > 0].min() >= 2 else None
-        n_out = max(1, int(round(fraction * len(ids))))
+        n_out = max(1, round(fraction * len(ids)))
         if stratify is not None and n_out < len(set(labels.tolist())):
             stratify = None
         a, b = train_test_split(ids, test_size=n_out, random_state=seed + salt, stratify=stratify)

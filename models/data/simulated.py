@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from linewatch.simulator.config import SimulatorConfig
+import numpy as np
 
-from models.data.featurize import FEATURES_VERSION, audio_inputs, plc_inputs, thermal_inputs
+from linewatch.simulator.config import SimulatorConfig
+from models.data.featurize import (
+    FEATURES_VERSION,
+    audio_inputs,
+    plc_inputs,
+    thermal_inputs,
+)
 from models.data.samples import LabelledSamples
 from models.specs import MODALITIES, check_modality
-
-import numpy as np
 
 
 def simulated_samples(

@@ -24,6 +24,7 @@ import csv
 import io
 import json
 import math
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +42,9 @@ def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
 
     try:
         rate, x = wavfile.read(io.BytesIO(data))
-    except (ValueError, EOFError) as exc:
-        raise InspectInputError(f"{name}: not a readable WAV file ({exc}); expected RIFF/WAVE PCM or float") from exc
+    except Exception as exc:
+        raise InspectInputError(f"{name}: not a readable WAV file ({type(exc).__name__}: {exc}); expected RIFF/WAVE "
+                                "PCM or float") from exc
     x = np.asarray(x)
     if x.dtype.kind == "u":
         y = (x.astype(np.float32) - 2 ** (8 * x.dtype.itemsize - 1)) / 2 ** (8 * x.dtype.itemsize - 1)
@@ -68,7 +70,7 @@ def read_frame(path: Path) -> np.ndarray:
     try:
         with tifffile.TiffFile(str(path)) as tif:
             arr = tif.pages[0].asarray()
-    except Exception as exc:  # noqa: BLE001 - tifffile raises many types for corrupt files
+    except Exception as exc:
         raise InspectInputError(f"{path}: not a readable TIFF ({type(exc).__name__}: {exc})") from exc
     arr = np.asarray(arr)
     if arr.ndim == 3 and arr.shape[-1] in (3, 4):
@@ -119,29 +121,69 @@ def _wide_csv(text: str, name: str, asset_id: str | None) -> list:
     return samples
 
 
-def read_plc(path: Path, asset_id: str | None = None) -> list:
+def _lenient_time_ms(text: str) -> int:
+    """ISO-8601 (a naive time is taken as UTC) or epoch seconds / milliseconds."""
+    from datetime import datetime
+
+    text = text.strip()
+    try:
+        v = float(text)
+        return int(v if v > 1e11 else v * 1000.0)
+    except ValueError:
+        pass
+    t = datetime.fromisoformat(text)
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return round(t.timestamp() * 1000)
+
+
+def _lenient_long(text: str, fmt: str, default_asset: str | None) -> list:
+    """Long-format rows the strict historian decoder refused (naive or epoch timestamps, missing
+    quality/unit columns): best effort for recorded files."""
+    from pipeline.decoders.plc import TagSample
+
+    rows = ([json.loads(line) for line in text.splitlines() if line.strip().startswith("{")] if fmt == "jsonl"
+            else list(csv.DictReader(io.StringIO(text))))
+    samples = []
+    for row in rows:
+        try:
+            asset, _, tag = str(row.get("tag", "")).rpartition(".")
+            value = float(row.get("value"))  # type: ignore[arg-type]
+            ts = _lenient_time_ms(str(row.get("timestamp") or row.get("time")))
+        except (TypeError, ValueError):
+            continue
+        if tag in PLC_TAGS and math.isfinite(value) and (asset or default_asset):
+            samples.append(TagSample(asset or default_asset, tag, ts, value, str(row.get("quality") or "Good"),
+                                     str(row.get("unit") or "")))
+    return samples
+
+
+def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None = None) -> list:
     """Tag samples (``pipeline.decoders.TagSample``) of a PLC CSV / JSON-lines file; bad lines are
-    skipped (a file without one good line is an error)."""
+    skipped (a file without one good line is an error). ``asset_id`` overrides the tags' machine;
+    ``default_asset`` names it where the columns/tags do not."""
     from pipeline.decoders import decode_plc_file
 
     data = Path(path).read_bytes()
     fmt = "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
+    text = data.decode("utf-8", "replace")
     if fmt == "csv":
-        first = data.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
-        if "tag" not in first.split(","):
-            samples = _wide_csv(data.decode("utf-8", "replace"), str(path), asset_id)
+        first = text.split("\n", 1)[0].lower()
+        if "tag" not in [c.strip() for c in first.split(",")]:
+            samples = _wide_csv(text, str(path), asset_id or default_asset)
             if not samples:
                 raise InspectInputError(f"{path}: no PLC value could be read")
             return samples
     result = decode_plc_file(data, str(path), fmt)
-    if not result.samples:
+    samples = result.samples or _lenient_long(text, fmt, asset_id or default_asset)
+    if not samples:
         detail = result.errors[0].detail if result.errors else "empty file"
         raise InspectInputError(f"{path}: no decodable PLC row ({detail})")
     if asset_id:
         from dataclasses import replace
 
-        return [replace(s, asset_id=asset_id) if s.asset_id != asset_id else s for s in result.samples]
-    return result.samples
+        return [replace(s, asset_id=asset_id) if s.asset_id != asset_id else s for s in samples]
+    return samples
 
 
 def load_assets(path: Path | None) -> dict:

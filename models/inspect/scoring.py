@@ -107,11 +107,15 @@ class Inspector:
         self._sessions: dict[str, tuple[object, list[str], str]] = {}
 
     def _model(self, modality: str) -> tuple[object, list[str], str]:
-        if modality not in self._sessions:
-            from models.export.onnx_export import ort_session
+        if modality not in self._sessions:  # onnxruntime directly: no torch import for a CLI call
+            import onnxruntime as ort
 
             model = self.registry.latest(modality)
-            self._sessions[modality] = (ort_session(model.path()), list(model.card.classes),
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.log_severity_level = 3
+            session = ort.InferenceSession(str(model.path()), options, providers=["CPUExecutionProvider"])
+            self._sessions[modality] = (session, list(model.card.classes),
                                         f"{modality} {model.version} ({model.card.serving_role})")
         return self._sessions[modality]
 
@@ -119,16 +123,32 @@ class Inspector:
                  ) -> tuple[np.ndarray, list[str], str]:
         """Mean class probabilities over the inputs; classes the machine cannot have (cavitation
         without a pump, ``fusion.json`` ``impossible``) are removed and the rest renormalised."""
-        from models.export.onnx_export import ort_logits
         from models.runtime.probabilities import softmax
+        from models.specs import INPUT_NAME, OUTPUT_NAME
 
         session, classes, name = self._model(modality)
-        probs = softmax(ort_logits(session, np.stack(inputs).astype(np.float32))).mean(axis=0)  # type: ignore[arg-type]
+        logits = session.run([OUTPUT_NAME], {INPUT_NAME: np.stack(inputs).astype(np.float32)})[0]  # type: ignore[attr-defined]
+        probs = softmax(logits).mean(axis=0)
         impossible = self.fusion.impossible_for(asset_type)
         if impossible and len(impossible) < len(classes):
             probs = np.where([c in impossible for c in classes], 0.0, probs)
             probs = probs / probs.sum()
         return probs, classes, name
+
+    def asset_of(self, path: Path) -> str | None:
+        """The machine a file's name or folder names: ``<ASSET>-<stamp>``, else a known machine id
+        (from assets.json) that starts the file name or names its folder."""
+        named = asset_from_name(path)
+        if named is not None or not self.assets:
+            return named
+        stem = path.stem
+        for aid in sorted(self.assets, key=len, reverse=True):
+            if stem == aid or (stem.startswith(aid) and not stem[len(aid)].isalnum()):
+                return aid
+        for parent in path.parents:
+            if parent.name in self.assets:
+                return parent.name
+        return None
 
     def profile(self, asset_id: str | None, warnings: list[str]) -> AssetProfile:
         if asset_id and asset_id in self.assets:
@@ -142,9 +162,14 @@ class Inspector:
 
     def _plc(self, path: Path, asset_id: str | None, result: FileResult) -> tuple[list[np.ndarray], float | None]:
         from pipeline.features.messages import plc_features_message
-        from pipeline.features.plc_window import PlcWindow, plc_feature_names, plc_window_features, plc_windows
+        from pipeline.features.plc_window import (
+            PlcWindow,
+            plc_feature_names,
+            plc_window_features,
+            plc_windows,
+        )
 
-        samples = read_plc(path, asset_id)
+        samples = read_plc(path, asset_id, default_asset=self.asset_of(path))
         assets = sorted({s.asset_id for s in samples})
         if len(assets) > 1:
             result.warnings.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")
@@ -178,7 +203,10 @@ class Inspector:
 
     def score(self, paths: list[Path], asset_id: str | None = None) -> tuple[list[FileResult], list[AssetVerdict]]:
         """Score every file; fuse per machine where several modalities are present."""
-        from pipeline.features.messages import audio_features_message, thermal_message_any_unit
+        from pipeline.features.messages import (
+            audio_features_message,
+            thermal_message_any_unit,
+        )
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
@@ -190,7 +218,7 @@ class Inspector:
         for i in order:  # PLC first: its measured speed helps the audio speed search
             path = Path(paths[i])
             result = FileResult(file=str(paths[i]), modality=MODALITY_BY_SUFFIX.get(path.suffix.lower(), "unknown"),
-                                asset_id=asset_id or asset_from_name(path))
+                                asset_id=asset_id or self.asset_of(path))
             by_index[i] = result
             try:
                 modality = modality_of(path)
@@ -214,6 +242,9 @@ class Inspector:
                 probs, classes, name = self._predict(modality, inputs, asset_type)
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - one odd file must not stop the others
+                result.error = f"{type(exc).__name__}: {exc} (unexpected; please report it with the file)"
                 continue
             result.probabilities = {c: float(p) for c, p in zip(classes, probs, strict=True)}
             result.label = classes[int(np.argmax(probs))]

@@ -18,6 +18,7 @@ per-class floors and targets apply to those.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def evaluate(probs: np.ndarray, labels: np.ndarray, severity: np.ndarray | None,
         counts[c] = int(sel.sum())
         recall[c] = float(np.mean(pred[sel] == i)) if np.any(sel) else float("nan")
         rows = []
-        for lo, hi in zip(SEVERITY_EDGES[:-1], SEVERITY_EDGES[1:], strict=True):
+        for lo, hi in itertools.pairwise(SEVERITY_EDGES):
             b = (labels == i) & (sev >= lo) & (sev < hi)
             rows.append((lo, min(hi, 1.0), float(np.mean(pred[b] == i)) if np.any(b) else float("nan"), int(b.sum())))
         curves[c] = rows

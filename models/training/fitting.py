@@ -45,7 +45,7 @@ class CalibratedModel(nn.Module):
         self.register_buffer("shift", shift)
         self.register_buffer("inv_temperature", torch.tensor(1.0 / float(calibration.temperature)))
 
-    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002 - ONNX input name
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         return (self.model(input) + self.shift) * self.inv_temperature
 
 
@@ -139,7 +139,7 @@ def fit_models(modality: str, data: LabelledSamples, cfg: TrainConfig) -> FitBun
     classes, shape = data.classes, data.sample_shape
     stats = fit_standardizer(split.train.inputs, per_feature=fam.per_feature_standardization)
     device = torch.device(cfg.device)
-    common = dict(batch_size=cfg.batch_size, patience=cfg.patience, progress=cfg.progress)
+    common = {"batch_size": cfg.batch_size, "patience": cfg.patience, "progress": cfg.progress}
     tr, va = split.train, split.val
 
     _seed(cfg.seed)

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from models.config import GateConfig
@@ -82,7 +83,7 @@ def floor_checks(macro_f1_strong: float, visible_recall: dict[str, float], healt
     checks = [_check("floor_macro_f1", macro_f1_strong, gates.min_macro_f1,
                      f"macro-F1 past moderate severity {macro_f1_strong:.4f} (floor {gates.min_macro_f1})")]
     for cls, recall in visible_recall.items():
-        if recall == recall:  # not NaN
+        if not math.isnan(recall):
             checks.append(_check(f"floor_recall_{cls}", recall, gates.min_visible_recall,
                                  f"{cls} recall past moderate severity {recall:.4f} (floor {gates.min_visible_recall})"))
     checks.append(_check("floor_healthy_fpr", healthy_fpr, gates.max_healthy_fpr,

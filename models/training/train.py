@@ -41,7 +41,12 @@ from models.training.evaluation import (
     severity_curves_png,
 )
 from models.training.fitting import STUDENT_ROLES, FitBundle, fit_models
-from models.training.gates import AccuracyGateError, evaluate_gates, floor_checks, regression_check
+from models.training.gates import (
+    AccuracyGateError,
+    evaluate_gates,
+    floor_checks,
+    regression_check,
+)
 from models.training.loop import predict_logits
 from models.training.metrics import confusion_png
 
@@ -86,7 +91,7 @@ def _write_reference(data: LabelledSamples, directory: Path, n: int, seed: int) 
         names, kind = ("input.mean", "input.std", "input.min", "input.max"), "input summary"
     np.savez_compressed(directory / FILES["reference"], features=np.asarray(rows, np.float32),
                         names=np.asarray(names, dtype=str), labels=data.labels[idx].astype(np.int64))
-    return {"path": FILES["reference"], "n_samples": int(len(idx)), "names": list(names), "kind": kind,
+    return {"path": FILES["reference"], "n_samples": len(idx), "names": list(names), "kind": kind,
             "arrays": {"features": "float32 (n, len(names))", "names": "str (len(names),)",
                        "labels": "int64 class index"}}
 
@@ -139,7 +144,7 @@ def _probs(logits: np.ndarray) -> np.ndarray:
 
 
 def _regression(registry: ModelRegistry, modality: str, spec_shape: list[int], features_version: int,
-                new: Evaluation, test: LabelledSamples, classes: tuple[str, ...], cfg: TrainConfig):  # noqa: ANN202
+                new: Evaluation, test: LabelledSamples, classes: tuple[str, ...], cfg: TrainConfig):
     """The no-regression check against the registered latest (None when nothing is registered)."""
     try:
         latest = registry.latest(modality)
@@ -275,18 +280,18 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
         gates={"passed": True, "forced": forced, "config": cfg.gates.model_dump(),
                "checks": [c.to_dict() for c in checks]},
         parity=parity.to_dict(), quantization=recipes,
-        calibration={"n_samples": int(len(calib_idx)), "digest": array_digest(calib),
+        calibration={"n_samples": len(calib_idx), "digest": array_digest(calib),
                      "source": "stratified sample of the training split", "method": cfg.quantize.calibration_method},
         dataset={
-            "source": data.source, "digest": data.digest(), "n_total": int(len(data.labels)),
-            "n_train": int(len(split.train.labels)), "n_val": int(len(split.val.labels)),
-            "n_test": int(len(test.labels)), "class_counts": data.class_counts(),
+            "source": data.source, "digest": data.digest(), "n_total": len(data.labels),
+            "n_train": len(split.train.labels), "n_val": len(split.val.labels),
+            "n_test": len(test.labels), "class_counts": data.class_counts(),
             "test_class_counts": test.class_counts(),
             "split": "grouped by machine (no machine in two splits)" if data.groups is not None else "stratified",
-            "n_machines": {k: int(len(set(part.groups.tolist()))) for k, part in
+            "n_machines": {k: len(set(part.groups.tolist())) for k, part in
                            (("train", split.train), ("val", split.val), ("test", test))} if data.groups is not None
             else {},
-            **({"unseen": {"source": unseen.source, "n": int(len(unseen.labels)),
+            **({"unseen": {"source": unseen.source, "n": len(unseen.labels),
                            "class_counts": unseen.class_counts()}} if unseen is not None else {}),
         },
         reference=reference, latency_ms=latencies, files=entries,

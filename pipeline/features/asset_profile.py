@@ -100,7 +100,7 @@ def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, flo
         pitch = _num(bearing, "pitch_d_mm", "pitch_diameter_mm", "pitch_diameter", "D_mm")
         angle = _num(bearing, "contact_angle_deg", "contact_angle") or 0.0
         if n and d and pitch and pitch > d > 0:
-            return bearing_orders_from_geometry(int(round(n)), d, pitch, angle)
+            return bearing_orders_from_geometry(round(n), d, pitch, angle)
         designation = str(bearing.get("designation") or "").strip().upper()
     else:
         designation = str(bearing or entry.get("bearing_designation") or "").strip().upper()
@@ -189,7 +189,7 @@ class AssetProfile:
         top = top or {}
         line = _num(entry, "line_frequency_hz", "supply_hz", "mains_hz") or _num(top, "line_frequency_hz")
         poles_f = _num(entry, "poles", "pole_count")
-        poles = int(round(poles_f)) if poles_f and poles_f >= 2 else None
+        poles = round(poles_f) if poles_f and poles_f >= 2 else None
         shaft = _num(entry, "nominal_shaft_hz", "shaft_hz", "rated_shaft_hz")
         rpm = _num(entry, "nominal_rpm", "rated_rpm", "speed_rpm", "rpm", "nameplate_rpm")
         if shaft is None and rpm:

@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -286,7 +287,7 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     hp, ha = max(hum, key=lambda t: t[0]) if hum else (0.0, -80.0 * np.log(10.0) / 20.0)
     out += [hp, max(20.0 / np.log(10.0) * ha, -80.0)]
     total = float(power[(freqs >= SHAPE_EDGES_HZ[0])].sum()) + 1e-12
-    for lo, hi in zip(SHAPE_EDGES_HZ[:-1], SHAPE_EDGES_HZ[1:], strict=True):
+    for lo, hi in itertools.pairwise(SHAPE_EDGES_HZ):
         out.append(10.0 * np.log10(float(power[(freqs >= lo) & (freqs < hi)].sum()) / total + 1e-9))
     sk = _spectral_kurtosis(x.astype(np.float32))
     out += sk.tolist()

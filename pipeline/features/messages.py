@@ -63,7 +63,7 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
     :func:`thermal_message_any_unit`. ``regions`` (``assets.json`` boxes) default to the asset's.
     """
     profile = _profile(asset, regions)
-    boxes = regions if regions is not None else ({k: tuple(int(round(v)) for v in b)
+    boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
                                                   for k, b in profile.regions.items()} or None)
     stats, frame = thermal_features(frame_ck, baseline_ck, boxes)  # type: ignore[arg-type]
     vector = thermal_vector(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
@@ -79,7 +79,7 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
     profile = _profile(asset)
     frame_c = frame_to_celsius(frame, profile.frame)
     frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
-    boxes = {k: tuple(int(round(v)) for v in b) for k, b in profile.regions.items()} or None
+    boxes = {k: tuple(round(v) for v in b) for k, b in profile.regions.items()} or None
     from pipeline.features.thermal_regions import scaled_regions
 
     boxes = scaled_regions(profile, frame_ck.shape) if boxes else None

@@ -70,6 +70,9 @@ class ThermalInputError(ValueError):
     """A frame that cannot be turned into a model input (unknown unit, not 2-D, ...)."""
 
 
+PLAUSIBLE_C = (-50.0, 200.0)
+
+
 def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None) -> np.ndarray:
     """``float32`` °C from a radiometric frame in any common unit.
 
@@ -78,17 +81,33 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None)
     e.g. FLIR's ``{"unit": "kelvin", "scale": 0.04}``) the conversion is explicit; without, it is
     inferred from the dtype and the median value (uint16 ~29 000 → centikelvin, ~7 300 → FLIR
     0.04 K counts, ~2 950 → decikelvin; floats ~295 → kelvin, ~22 → °C). With a centi/deci/milli-
-    kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``).
-
-    >>> round(float(frame_to_celsius(np.full((8, 8), 7379, np.uint16), {"unit": "kelvin", "scale": 0.04})[0, 0]), 2)
-    22.01
+    kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``). A
+    declared unit that gives an implausible median (outside -50...200 °C: a file written in
+    another unit than the site declares) falls back to the inferred one.
 
     >>> float(frame_to_celsius(np.full((8, 8), 29515, np.uint16))[0, 0])
     22.0
     >>> float(frame_to_celsius(np.full((8, 8), 22.5, np.float32))[0, 0])
     22.5
+    >>> round(float(frame_to_celsius(np.full((8, 8), 7379, np.uint16), {"unit": "kelvin", "scale": 0.04})[0, 0]), 2)
+    22.01
+    >>> float(frame_to_celsius(np.full((8, 8), 22.5, np.float32), {"unit": "centikelvin"})[0, 0])  # mislabelled
+    22.5
     """
     meta = meta if isinstance(meta, FrameMeta) else FrameMeta.from_json(meta)
+    if meta.unit or meta.scale is not None or meta.offset is not None:
+        out = _to_celsius(frame, meta)
+        if PLAUSIBLE_C[0] <= float(np.median(out)) <= PLAUSIBLE_C[1]:
+            return out
+        try:
+            return _to_celsius(frame, FrameMeta())
+        except ThermalInputError:
+            return out
+    return _to_celsius(frame, meta)
+
+
+def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
+    """The conversion of :func:`frame_to_celsius` for one (declared or empty) unit."""
     f = np.asarray(frame)
     if f.ndim == 3 and f.shape[-1] in (1, 3, 4) and f.shape[0] > 4:
         f = f[..., 0]  # single-channel data stored as (H, W, C)
@@ -156,7 +175,7 @@ def ambient_estimate(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, in
     h, w = frame_c.shape
     if boxes:
         mask = np.ones((h, w), bool)
-        margin = max(1, int(round(0.02 * max(h, w))))
+        margin = max(1, round(0.02 * max(h, w)))
         for x0, y0, x1, y1 in boxes.values():
             mask[max(y0 - margin, 0):y1 + margin, max(x0 - margin, 0):x1 + margin] = False
         if mask.mean() >= MIN_BACKGROUND_FRAC:

@@ -9,7 +9,13 @@ import pytest
 import torch
 
 from models.config import StudentConfig, TeacherConfig
-from models.export.onnx_export import OnnxParityError, check_parity, export_onnx, ort_logits, ort_session
+from models.export.onnx_export import (
+    OnnxParityError,
+    check_parity,
+    export_onnx,
+    ort_logits,
+    ort_session,
+)
 from models.families import family, image_family
 from models.specs import INPUT_NAME, OUTPUT_NAME
 
@@ -18,7 +24,7 @@ CLASSES = ("normal", "bearing_wear", "electrical_overheating", "cooling_failure"
 SHAPES = {"plc": (37,), "thermal": (120, 160), "audio": (64, 101)}
 
 
-def fam_of(modality: str):  # noqa: ANN201 - ModelFamily
+def fam_of(modality: str):
     """PLC: the vector family (every shipped model); thermal/audio: the image families (ViT/AST
     teachers, CNN students: the ablation and users' own ViT/AST checkpoints)."""
     return family("plc") if modality == "plc" else image_family(modality)

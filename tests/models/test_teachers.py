@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import ASTConfig, ASTForAudioClassification, ViTConfig, ViTForImageClassification
+from transformers import (
+    ASTConfig,
+    ASTForAudioClassification,
+    ViTConfig,
+    ViTForImageClassification,
+)
 
 from models.config import TeacherConfig
 from models.families import family, image_family
@@ -16,7 +21,7 @@ CLASSES = ("normal", "bearing_wear", "electrical_overheating", "cooling_failure"
 SHAPES = {"plc": (37,), "thermal": (120, 160), "audio": (64, 101)}
 
 
-def fam_of(modality: str):  # noqa: ANN201 - ModelFamily
+def fam_of(modality: str):
     """PLC: the vector family (every shipped model); thermal/audio: the image families (ViT/AST
     teachers, CNN students: the ablation and users' own ViT/AST checkpoints)."""
     return family("plc") if modality == "plc" else image_family(modality)

@@ -7,14 +7,32 @@ import numpy as np
 import pytest
 
 from linewatch.contract import decode_message, encode_message
-from linewatch.simulator.domain import DomainRenderer, domain_fleet, domain_registry_json, draw_domain_specs
+from linewatch.simulator.domain import (
+    DomainRenderer,
+    domain_fleet,
+    domain_registry_json,
+    draw_domain_specs,
+)
 from models.inputs import InputMismatchError, input_array
 from pipeline.features.asset_profile import AssetProfile, load_profiles
-from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, AudioInputError, audio_vector
-from pipeline.features.messages import audio_features_message, thermal_features_message, thermal_message_any_unit
+from pipeline.features.audio_physics import (
+    AUDIO_VECTOR_NAMES,
+    AudioInputError,
+    audio_vector,
+)
+from pipeline.features.messages import (
+    audio_features_message,
+    thermal_features_message,
+    thermal_message_any_unit,
+)
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
 from pipeline.features.plc_window import plc_feature_names
-from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, ThermalInputError, frame_to_celsius, thermal_vector
+from pipeline.features.thermal_regions import (
+    THERMAL_VECTOR_NAMES,
+    ThermalInputError,
+    frame_to_celsius,
+    thermal_vector,
+)
 
 SR = 16_000
 
