@@ -30,7 +30,7 @@ TARGETS = [
     # (name, where, metric path, comparison, threshold)
     ("audio bearing_wear recall", "seen", ("audio", "int8", "recall", "bearing_wear"), ">=", 0.95),
     ("audio cavitation recall", "seen", ("audio", "int8", "recall", "cavitation"), ">=", 0.90),
-    ("audio imbalance recall", "seen", ("audio", "int8", "recall", "imbalance"), ">=", 0.90),
+    ("audio imbalance recall (not named by audio, see docs)", "seen", ("audio", "int8", "recall", "imbalance"), ">=", 0.90),
     ("thermal electrical_overheating recall", "seen", ("thermal", "int8", "recall", "electrical_overheating"), ">=", 0.90),
     ("thermal cooling_failure recall", "seen", ("thermal", "int8", "recall", "cooling_failure"), ">=", 0.90),
     ("thermal bearing_wear recall", "seen", ("thermal", "int8", "recall", "bearing_wear"), ">=", 0.90),
@@ -53,7 +53,7 @@ def _evaluate(probs: np.ndarray, ds) -> dict:
 
 def score(ds, registry, weights) -> dict:
     from models.export.onnx_export import ort_logits, ort_session
-    from models.fusion.fit import fuse_arrays
+    from models.fusion.fit import fuse_arrays, restrict_arrays
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, possible_mask
 
@@ -66,6 +66,8 @@ def score(ds, registry, weights) -> dict:
         out[m] = {}
         for kind, role in (("int8", "student_int8_cpu"), ("fp32", "student_fp32")):
             p = apply_mask(softmax(ort_logits(ort_session(model.path(role)), x)), possible)
+            # as served: renormalised over the classes the modality may name (fusion.json "visible")
+            p = restrict_arrays({m: p}, weights.visible, ds.classes)[m]
             probs[kind][m] = p
             out[m][kind] = _evaluate(p, ds)
     out["fused"] = {kind: _evaluate(fuse_arrays(probs[kind], weights, ds.classes, possible), ds)

@@ -30,6 +30,10 @@ def main() -> None:
     parser.add_argument("--modalities", default="plc,thermal,audio")
     parser.add_argument("--force", action="store_true", help="register even if worse than the registered latest")
     parser.add_argument("--fusion-fpr-budget", type=float, default=0.005)
+    parser.add_argument("--fusion-only", action="store_true", help="refit the fusion of the registered models only")
+    parser.add_argument("--fusion", action="store_true",
+                        help="fit the fusion even when not every modality was packaged in this call (the "
+                             "registry's latest models of all three, on this run's validation split)")
     parser.add_argument("--keep-teacher-checkpoint", action="store_true",
                         help="also ship the teacher as a Hugging Face checkpoint (1.6 MB per modality)")
     args = parser.parse_args()
@@ -43,7 +47,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     train, unseen = load_run_data(args.gpu_run)
-    mods = [m.strip() for m in args.modalities.split(",") if m.strip()]
+    mods = [] if args.fusion_only else [m.strip() for m in args.modalities.split(",") if m.strip()]
     cards, splits = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for m in mods:
@@ -62,8 +66,12 @@ def main() -> None:
                               "test_macro_f1": {r: round(v["macro_f1"], 4) for r, v in card.metrics.items()},
                               "past_moderate_recall": ev["recall_past_moderate"], "healthy_fpr": ev["healthy_fpr"],
                               "forced": card.gates.get("forced")}, default=float), flush=True)
-    if set(mods) == {"plc", "thermal", "audio"}:
-        first = splits[mods[0]]
+    if args.fusion_only:
+        with tempfile.TemporaryDirectory() as tmp, tarfile.open(args.gpu_run / "bundle_audio.tar.gz") as tar:
+            tar.extractall(tmp, filter="data")
+            splits["audio"] = {k: np.asarray(v) for k, v in FitBundle.load(Path(tmp) / "audio").split.items()}
+    if set(mods) == {"plc", "thermal", "audio"} or args.fusion or args.fusion_only:
+        first = next(iter(splits.values()))
         if any(not np.array_equal(first[k], sp[k]) for sp in splits.values() for k in first):
             raise RuntimeError("the modalities were trained on different splits: fusion needs one split")
         fit_and_report_fusion(args.registry, train, unseen, first, args.fusion_fpr_budget)
@@ -93,8 +101,12 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
             out[m] = softmax(ort_logits(ort_session(registry.latest(m).path()), x.astype(np.float32)))
         return out
 
+    from models.training.evaluation import VISIBLE_CLASSES
+
+    visible = {m: list(VISIBLE_CLASSES[m]) for m in ("plc", "thermal", "audio")}
     val = split["val"]
-    weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible)
+    weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
+                         visible)
     (registry_dir / "fusion.json").write_text(json.dumps(weights.to_json(), indent=1) + "\n")
     report = {"fitted_on": "validation split (INT8 serving models' probabilities)", "fpr_budget": budget,
               "weights": weights.to_json()}
@@ -107,8 +119,20 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         fused = fuse_arrays(p, weights, classes, possible(types))
         evals[name] = evaluate(fused, y, sev, classes)
         report[name] = evals[name].to_dict()
-        report[name]["per_modality_macro_f1_past_moderate"] = {m: evaluate(v, y, sev, classes).macro_f1_past_moderate
-                                                               for m, v in p.items()}
+        from itertools import combinations
+
+        from models.fusion.fit import restrict_arrays
+
+        report[name]["subsets"] = {}
+        for k in (1, 2):
+            for subset in combinations(("audio", "plc", "thermal"), k):
+                ev = evaluate(fuse_arrays({m: p[m] for m in subset}, weights, classes, possible(types)), y, sev, classes)
+                report[name]["subsets"]["+".join(subset)] = {
+                    "macro_f1_past_moderate": ev.macro_f1_past_moderate, "healthy_fpr": ev.healthy_fpr,
+                    "recall_past_moderate": ev.recall_past_moderate}
+        report[name]["per_modality_macro_f1_past_moderate"] = {
+            m: evaluate(v, y, sev, classes).macro_f1_past_moderate
+            for m, v in restrict_arrays(p, visible, classes).items()}
     report["unseen_drop_points"] = 100 * (evals["test"].macro_f1_past_moderate - evals["unseen"].macro_f1_past_moderate)
     (registry_dir / "fusion_report.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
     severity_curves_png({f"{k} split": v for k, v in evals.items()}, registry_dir / "fusion_recall_vs_severity.png",

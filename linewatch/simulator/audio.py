@@ -161,7 +161,8 @@ class AudioRenderer:
                 x[i0:] += 0.06 * np.exp(-tt / 0.08) * np.sin(2 * np.pi * 60.0 * tt)
 
         # Cooling fan tone and airflow hiss.
-        tone, hiss = 0.006, 0.006
+        ex = a.extra  # per-machine style of a domain-randomised fleet (all 1.0 in the plant)
+        tone, hiss = 0.006, 0.006 * ex.get("hiss_scale", 1.0)
         if fault == "cooling_failure":
             if var == "broken_fan":
                 tone, hiss = tone * (1 - 0.8 * min(e, 1)), hiss * (1 - 0.5 * min(e, 1))
@@ -171,12 +172,12 @@ class AudioRenderer:
         x += hiss * sf**2 * sosfilt(self.hiss_sos, rng.standard_normal(n)) * 2.5
 
         # Factory background (per-clip level varies).
-        bg = p.audio_noise * rng.uniform(0.8, 1.25)
+        bg = p.audio_noise * rng.uniform(0.8, 1.25) * ex.get("background_scale", 1.0)
         x += mixed_coloured_noise(rng, n, fs, ((1.0, 0.018 * bg), (2.0, 0.011 * bg)))
 
         # Impacts ringing the structural resonance: healthy random knocks + bearing defect train.
         k_h = rng.poisson(40.0 * max(sf.mean(), 0.05))
-        imp = _impulses(n, rng.integers(0, n, k_h), 0.006 * np.abs(rng.standard_normal(k_h)))
+        imp = _impulses(n, rng.integers(0, n, k_h), 0.006 * ex.get("knock_scale", 1.0) * np.abs(rng.standard_normal(k_h)))
         if fault == "bearing_wear" and e > 0:
             # outer race: impacts at BPFO; inner race: at BPFI, amplitude modulated by the load zone
             # once per revolution; rolling element: at 2 x BSF (it strikes both races), modulated
@@ -194,7 +195,7 @@ class AudioRenderer:
             if pos.size:
                 per = fs / max(float(np.mean(rate)), 1.0)
                 pos = pos + np.rint(rng.normal(0, 0.01 * per, pos.size)).astype(np.int64)
-                amp = 0.05 * e * rng.lognormal(0.0, 0.3, pos.size)
+                amp = 0.05 * e * ex.get("impact_scale", 1.0) * rng.lognormal(0.0, 0.3, pos.size)
                 if var in ("inner_race", "ball"):
                     mod_phase = phi if var == "inner_race" else np.cumsum(a.bearing.ftf(f_r)) / fs * 2 * np.pi
                     depth = rng.uniform(0.4, 0.9)
@@ -205,7 +206,8 @@ class AudioRenderer:
 
         if fault == "cavitation" and e > 0:
             k_c = rng.poisson(40.0 * e + 3.0)
-            env = _impulses(n, rng.integers(0, n, k_c), 0.05 * e * rng.lognormal(0, 0.5, k_c))
+            env = _impulses(n, rng.integers(0, n, k_c),
+                            0.05 * e * ex.get("burst_scale", 1.0) * rng.lognormal(0, 0.5, k_c))
             decay = math.exp(-1.0 / (0.006 * fs))
             env = lfilter([1.0], [1.0, -decay], env)
             x += sosfilt(self.cav_sos, rng.standard_normal(n)) * (env + 0.006 * e)

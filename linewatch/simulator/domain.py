@@ -10,9 +10,11 @@ here are drawn from broad ranges (a :class:`DomainSpec`), per machine and per sa
   gives the *nameplate* speed only, so the running speed has to be found in the signal;
 * **bearings**: random geometry (7-17 rolling elements, ball/pitch ratio, contact angle) and
   three defect types (outer race, inner race, rolling element);
-* **sound**: structural resonance 1.5-7 kHz, microphone gain ±12 dB (per machine and per clip),
-  placement (distance = machine level against the hall; high-frequency roll-off), other
-  machines of the hall running at their own speeds, rotation harmonics and tones of every level;
+* **sound**: structural resonance 1.5-7 kHz (damping 2-25 %), microphone gain ±12 dB (per machine
+  and per clip), placement (distance = machine level against the hall; high-frequency
+  roll-off), other machines of the hall running at their own speeds, rotation harmonics and
+  tones of every level, background from near silence (tone-dominated machines) to loud halls,
+  bearing impacts and cavitation bursts from muffled to violently impulsive;
 * **camera**: frame size (60 x 80 to 300 x 400), distance (machine scale), position, mirror
   image, per-part emissivity, hot clutter in the background (lamps, steam pipes), hall ambient
   -2 ... 42 °C; lug hot spots of other sizes;
@@ -201,7 +203,14 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
         "pwm_carrier_hz": float(rng.choice([2_000.0, 4_000.0, 5_000.0, 8_000.0])) if vfd and rng.random() < 0.6 else 0.0,
         "pwm_level": _lu(rng, 0.0005, 0.006),
         "signature_gain": float(rng.uniform(*spec.signature_gain)),
-        "hall_level": _lu(rng, 0.4, 3.0),
+        "hall_level": _lu(rng, 0.1, 3.0),
+        # sound style: from tone-dominated quiet machines to noisy halls, and bearing impacts /
+        # cavitation bursts from muffled to violently impulsive (what another simulator may do)
+        "background_scale": _lu(rng, 0.08, 2.5),
+        "hiss_scale": _lu(rng, 0.1, 3.0),
+        "knock_scale": _lu(rng, 0.2, 4.0),
+        "impact_scale": _lu(rng, 0.5, 8.0),
+        "burst_scale": _lu(rng, 0.3, 3.0),
         "hot_clutter": float(rng.poisson(0.6)),
         "lug_scale": float(layout.scale * rng.uniform(0.7, 1.8)),
         **{f"emissivity_{part}": float(rng.uniform(*painted))
@@ -217,12 +226,12 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
         hydraulic_pistons=int(rng.integers(7, 10)) if asset_type == "press" else (
             int(rng.integers(2, 5)) if asset_type == "compressor" else 0),
         fan_blades=int(rng.integers(5, 14)),
-        resonance_hz=float(rng.uniform(*spec.resonance_hz)), resonance_damping=float(rng.uniform(0.02, 0.1)),
+        resonance_hz=float(rng.uniform(*spec.resonance_hz)), resonance_damping=_lu(rng, 0.02, 0.25),
         load=load, bearing_rise_k=float(rng.uniform(10.0, 30.0)), winding_rise_k=float(rng.uniform(30.0, 70.0)),
         driven_base_c=float(rng.uniform(20.0, 50.0)), driven_rise_k=float(rng.uniform(10.0, 35.0)),
         vib_base_mm_s=float(rng.uniform(0.6, 3.5)), pressure_nominal_bar=round(float(p_nom), 3),
         pressure_full_scale_bar=float(p_fs),
-        harmonics=(0.022 * _lu(rng, 0.35, 2.5), 0.009 * _lu(rng, 0.3, 3.0), 0.004 * _lu(rng, 0.3, 3.0)),
+        harmonics=(0.022 * _lu(rng, 0.3, 4.0), 0.009 * _lu(rng, 0.25, 4.0), 0.004 * _lu(rng, 0.25, 4.0)),
         machine_level=_lu(rng, 0.5, 2.0), layout=layout, calibration=cal, extra=extra)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.fusion import FusionWeights, fuse
+from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.readers import InspectInputError, read_frame, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
@@ -32,6 +32,10 @@ MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif":
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
 _LANDING_NAME = re.compile(r"^(?:plc-|alarms-)?(?P<asset>.+?)-(?P<stamp>\d{8}T\d{6}\d{0,3})$")
 FUSION_FILE = "fusion.json"
+#: Warn when at least this many input values lie far outside the model's training range ...
+OUT_OF_RANGE_WARN = 3
+#: ... and let that modality enter the fusion with its probabilities raised to this power.
+EXTRAPOLATION_POWER = 0.3
 #: Without a fusion.json: cavitation only where the asset type names a pump.
 CAVITATION_NEEDS_A_PUMP: dict[str, list[str]] = {"pump": [], "*": ["cavitation"]}
 
@@ -69,11 +73,13 @@ class FileResult:
     windows: int = 1
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    extrapolating: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
-                "windows": self.windows, "warnings": self.warnings, "error": self.error}
+                "windows": self.windows, "extrapolating": self.extrapolating, "warnings": self.warnings,
+                "error": self.error}
 
 
 @dataclass
@@ -105,6 +111,7 @@ class Inspector:
         path = self.registry.root / FUSION_FILE
         self.fusion = fusion or (FusionWeights.load(path) if path.is_file() else FusionWeights(impossible=CAVITATION_NEEDS_A_PUMP))
         self._sessions: dict[str, tuple[object, list[str], str]] = {}
+        self._ranges: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
 
     def _model(self, modality: str) -> tuple[object, list[str], str]:
         if modality not in self._sessions:  # onnxruntime directly: no torch import for a CLI call
@@ -117,7 +124,19 @@ class Inspector:
             session = ort.InferenceSession(str(model.path()), options, providers=["CPUExecutionProvider"])
             self._sessions[modality] = (session, list(model.card.classes),
                                         f"{modality} {model.version} ({model.card.serving_role})")
+            self._ranges[modality] = _training_range(model)
         return self._sessions[modality]
+
+    def outside_training(self, modality: str, x: np.ndarray) -> list[str]:
+        """Input values far outside what the model saw in training (its reference sample):
+        the prediction is an extrapolation there."""
+        rng = self._ranges.get(modality)
+        if rng is None:
+            return []
+        lo, hi, names = rng
+        margin = 0.25 * np.maximum(hi - lo, 1e-6)
+        out = np.flatnonzero((x < lo - margin) | (x > hi + margin))
+        return [names[i] for i in out]
 
     def _predict(self, modality: str, inputs: list[np.ndarray], asset_type: str | None
                  ) -> tuple[np.ndarray, list[str], str]:
@@ -133,7 +152,9 @@ class Inspector:
         if impossible and len(impossible) < len(classes):
             probs = np.where([c in impossible for c in classes], 0.0, probs)
             probs = probs / probs.sum()
-        return probs, classes, name
+        # only the faults this modality is built to see (fusion.json "visible"), as the fusion reads it
+        restricted = self.fusion.restrict(modality, dict(zip(classes, probs.tolist(), strict=True)), classes)
+        return np.array([restricted[c] for c in classes]), classes, name
 
     def asset_of(self, path: Path) -> str | None:
         """The machine a file's name or folder names: ``<ASSET>-<stamp>``, else a known machine id
@@ -212,6 +233,7 @@ class Inspector:
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
         files_by_asset: dict[str, list[str]] = defaultdict(list)
         speed_hint: dict[str, float] = {}
+        extrapolating: dict[str, set[str]] = defaultdict(set)
         classes: list[str] = []
         order = sorted(range(len(paths)), key=lambda i: MODALITY_BY_SUFFIX.get(Path(paths[i]).suffix.lower(), "z") != "plc")
         by_index: dict[int, FileResult] = {}
@@ -240,6 +262,13 @@ class Inspector:
                     inputs = [input_array(modality, msg)]
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)
+                far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
+                result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
+                if result.extrapolating:
+                    result.warnings.append(f"{len(far)} model inputs lie far outside the training range "
+                                           f"({', '.join(far[:5])}{', ...' if len(far) > 5 else ''}): the "
+                                           "prediction extrapolates; check assets.json (speed, bearing, regions, "
+                                           "frame unit) for this machine")
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
                 continue
@@ -252,15 +281,32 @@ class Inspector:
             if result.asset_id:
                 probs_by_asset[result.asset_id][modality].append(probs)
                 files_by_asset[result.asset_id].append(result.file)
+                if result.extrapolating:
+                    extrapolating[result.asset_id].add(modality)
         results = [by_index[i] for i in range(len(paths))]
         verdicts = []
         for aid, per_mod in probs_by_asset.items():
             if len(per_mod) < 2:
                 continue
             mean = {m: dict(zip(classes, np.mean(v, axis=0).tolist(), strict=True)) for m, v in per_mod.items()}
+            # a modality that extrapolates enters with flattened probabilities (it may not outvote the others)
+            fused_in = {m: temper(p, EXTRAPOLATION_POWER) if m in extrapolating[aid] else p for m, p in mean.items()}
             profile = self.assets.get(aid) or AssetProfile(asset_id=aid)
-            fused = fuse(mean, classes=tuple(classes), weights=self.fusion, expected=tuple(per_mod),
+            fused = fuse(fused_in, classes=tuple(classes), weights=self.fusion, expected=tuple(per_mod),
                          asset_type=profile.asset_type)
             verdicts.append(AssetVerdict(aid, fused.label, fused.probabilities, fused.confidence, fused.coverage,
                                          {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid]))
         return results, verdicts
+
+
+def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """Per-feature min/max of the model's reference sample of training inputs (None without one)."""
+    try:
+        ref = np.load(model.path("reference"), allow_pickle=False)
+    except (KeyError, OSError, ValueError):
+        return None
+    x = np.asarray(ref["features"], np.float64)
+    names = [str(n) for n in ref["names"]]
+    if x.ndim != 2 or x.shape[1] != len(names) or len(x) < 10:
+        return None
+    return np.nanmin(x, axis=0), np.nanmax(x, axis=0), names

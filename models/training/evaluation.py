@@ -8,7 +8,7 @@ recall-vs-severity curves show the rest.
 
 :data:`VISIBLE_CLASSES` lists the faults a modality is expected to see (the physics decides:
 a microphone hears a bearing but not a loose lug; a camera sees the lug, not cavitation noise);
-per-class floors and targets apply to those.
+per-class floors apply to those.
 
 >>> probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.1, 0.9]])
 >>> e = evaluate(probs, np.array([0, 1, 1, 1]), np.array([0.0, 0.7, 0.1, 0.9]), ("normal", "bearing_wear"))
@@ -31,7 +31,11 @@ from models.training.metrics import ClassificationReport, classification_report
 SEVERITY_THRESHOLD = 0.5
 SEVERITY_EDGES: tuple[float, ...] = (0.05, 0.15, 0.25, 0.35, 0.5, 0.65, 0.8, 1.0001)
 VISIBLE_CLASSES: dict[str, tuple[str, ...]] = {
-    "audio": ("bearing_wear", "imbalance", "cavitation"),
+    # Imbalance is not on the audio list: from one clip, a raised 1x tone cannot be told from a
+    # machine whose 1x is loud anyway unless the model learns one fleet's tone levels; the audio
+    # model that did (floor met in its own domain) flagged 47 % of healthy machines of a broader
+    # fleet (docs/models.md, "Audio imbalance"). The PLC vibration sees it (recall 0.98).
+    "audio": ("bearing_wear", "cavitation"),
     "thermal": ("bearing_wear", "electrical_overheating", "cooling_failure"),
     "plc": ("cooling_failure", "imbalance", "cavitation"),
     "fused": ("bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation"),
