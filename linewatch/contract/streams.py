@@ -119,8 +119,9 @@ class StreamNames:
         return f"{self.prefix}:state:{role}:s{self._check(shard)}"
 
     def alert_state(self, part: str) -> str:
-        """Keys of the alerts service's store: ``records``, ``episodes``, ``raised``, ``marks``."""
-        if part not in ("records", "episodes", "raised", "marks"):
+        """Keys of the alerts service's store: ``records`` (alert id -> JSON), ``episodes`` (episode key
+        -> open alert id), ``raised`` / ``shelved`` / ``closed`` (sorted sets by time), ``seq`` (id counter)."""
+        if part not in ("records", "episodes", "raised", "shelved", "closed", "seq"):
             raise ValueError(f"unknown alert state part {part!r}")
         return f"{self.prefix}:alert-state:{part}"
 

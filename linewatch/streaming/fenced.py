@@ -70,7 +70,20 @@ return {'ok', r[1], entries, r[3] or {}, counts}
 #   'hdel' keyidx nfields f1 ...
 #   'zadd' keyidx n score1 m1 ...
 #   'zrem' keyidx n m1 ...
+#   'hcas' keyidx field expected      (checked for every hcas before any write: optimistic concurrency)
 COMMIT_LUA = _FENCE + """
+local k = 3
+while k <= #ARGV do
+  local op = ARGV[k]
+  if op == 'hcas' then
+    local cur = redis.call('HGET', KEYS[tonumber(ARGV[k + 1])], ARGV[k + 2]) or ''
+    if cur ~= ARGV[k + 3] then return {'conflict', KEYS[tonumber(ARGV[k + 1])], ARGV[k + 2]} end
+    k = k + 4
+  elseif op == 'xadd' then k = k + 5 + 2 * tonumber(ARGV[k + 4])
+  elseif op == 'xack' then k = k + 4 + tonumber(ARGV[k + 3])
+  elseif op == 'hset' or op == 'zadd' then k = k + 3 + 2 * tonumber(ARGV[k + 2])
+  else k = k + 3 + tonumber(ARGV[k + 2]) end
+end
 local i = 3
 local written, dups = 0, 0
 local ids = {}
@@ -114,6 +127,8 @@ while i <= #ARGV do
     for j = 1, width * n do args[#args + 1] = ARGV[i + 2 + j] end
     if n > 0 then redis.call(unpack(args)) end
     i = i + 3 + width * n
+  elseif op == 'hcas' then
+    i = i + 4
   else
     return redis.error_reply('unknown commit op ' .. tostring(op))
   end
@@ -124,6 +139,10 @@ return {'ok', written, dups, ids}
 
 class FencedOut(RuntimeError):
     """The shard's lease belongs to someone else now: this worker must drop the shard."""
+
+
+class Conflict(RuntimeError):
+    """Someone else changed a hash field the commit depends on (``Commit.expect``): re-read, retry."""
 
 
 class OrderViolation(RuntimeError):
@@ -186,6 +205,10 @@ class Commit:
     def zrem(self, key: str, members: Sequence[str]) -> None:
         if members:
             self._args += ["zrem", self._key(key), len(members), *members]
+
+    def expect(self, key: str, name: str, value: bytes | str | None) -> None:
+        """Commit only if hash field ``name`` still holds ``value`` (None: absent)."""
+        self._args += ["hcas", self._key(key), name, value if value is not None else ""]
 
     @property
     def empty(self) -> bool:
@@ -263,6 +286,8 @@ class FencedShard:
             return CommitResult(0, 0, [])
         reply = self._commit(keys=[lease.key, *commit._keys], args=[lease.owner, lease.token, *commit._args])
         self._check(reply, lease)
+        if _s(reply[0]) == "conflict":
+            raise Conflict(f"{_s(reply[1])} field {_s(reply[2])} changed since it was read; retry")
         if _s(reply[0]) == "order":
             raise OrderViolation(
                 f"output {_s(reply[2])} on {_s(reply[1])} is below the stream's top but absent: "

@@ -52,7 +52,7 @@ from linewatch.contract import (
     StreamNames,
     encode_message,
 )
-from linewatch.streaming.fenced import Commit, Entry, FencedOut, FencedShard, OrderViolation
+from linewatch.streaming.fenced import Commit, Conflict, Entry, FencedOut, FencedShard, OrderViolation
 from linewatch.streaming.lease import LeaseClient, ShardLease
 from linewatch.streaming.metrics import WorkerMetrics
 from linewatch.streaming.observability import Health
@@ -477,6 +477,10 @@ class StreamWorker:
             self.stats.fenced += 1
             self.metrics.fenced.labels(**self._labels).inc()
             self._drop(st.lease.shard, str(exc))
+            return False
+        except Conflict as exc:
+            self.metrics.errors.labels(role=self.config.role, kind="Conflict").inc()
+            self._fail(st.lease.shard, str(exc))
             return False
         except OrderViolation as exc:
             log.error("commit refused", extra={"role": self.config.role, "error": str(exc)})
