@@ -17,7 +17,8 @@ log = logging.getLogger("linewatch.services")
 
 def serve_workers(workers: Sequence[StreamWorker], settings: WorkerSettings, log_level: str = "INFO",
                   extra: dict[str, Callable[[], object]] | None = None,
-                  on_started: Callable[[str], None] | None = None, install_signals: bool = True) -> int:
+                  on_started: Callable[[str], None] | None = None, install_signals: bool = True,
+                  on_stop: Callable[[], None] | None = None) -> int:
     """Run ``workers`` (the first in this thread, the others in threads) until SIGTERM/SIGINT.
 
     The first worker's metrics registry and health back the HTTP endpoints; the other workers
@@ -31,6 +32,8 @@ def serve_workers(workers: Sequence[StreamWorker], settings: WorkerSettings, log
     def stop_all() -> None:
         for w in workers:
             w.stop()
+        if on_stop is not None:
+            on_stop()
 
     if install_signals:
         stop_on_signals(stop_all)

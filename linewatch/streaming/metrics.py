@@ -14,7 +14,8 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 class WorkerMetrics:
-    """The metrics every worker exports; label ``role`` names the worker role."""
+    """The metrics every worker exports; label ``role`` names the worker role (the worker's
+    ``config.role``), so several workers of one process can share one object and registry."""
 
     def __init__(self, role: str, registry: CollectorRegistry | None = None) -> None:
         self.role = role
