@@ -44,9 +44,11 @@ class FusionSettings(WorkerSettings):
 
     window_ms: int = Field(2_000, ge=100, description="A modality's latest prediction counts while it is at most "
                            "this much older (event time) than the evaluation.")
-    raise_k: int = Field(3, ge=1, description="Raise a fault when it wins k of the last n evaluations ...")
+    hop_ms: int = Field(1_000, ge=10, description="One hysteresis window (event time): evaluations within it "
+                        "replace each other, so k of n counts windows, not arrivals.")
+    raise_k: int = Field(3, ge=1, description="Raise a fault when it wins k of the last n windows ...")
     raise_n: int = Field(5, ge=1, description="... out of n.")
-    clear_m: int = Field(4, ge=1, description="Clear after m consecutive clean (normal) evaluations.")
+    clear_m: int = Field(4, ge=1, description="Clear after m consecutive clean (normal) windows.")
     min_confidence: float = Field(0.3, ge=0.0, le=1.0, description="An evaluation below this confidence is "
                                   "not evidence of a fault.")
     expected: tuple[str, ...] = ("plc", "thermal", "audio")

@@ -10,8 +10,9 @@ so a lower ``confidence``. Nothing ever waits for a modality.
 evaluation use), with the weights from settings or ``models/default/fusion.json``.
 
 **Hysteresis.** An evaluation is evidence of a fault when the fused label is not ``normal`` and
-its confidence reaches ``min_confidence``; ``services.fusion.hysteresis`` turns the evidence into
-raise (k of n) and clear (m clean) decisions.
+its confidence reaches ``min_confidence``; ``services.fusion.hysteresis`` turns the evidence of
+``hop_ms`` event-time windows (the last evaluation of a window stands for it) into raise (k of n
+windows) and clear (m clean windows) decisions.
 
 **Exactly once.** The per-asset state (latest predictions, history, raised fault, last entry id
 per input stream) is read fresh from ``StreamNames.stage_state("fusion", k)`` for every batch and
@@ -62,7 +63,7 @@ class FusionHandler:
         self.maxlen = maxlen
         self.client = client
         self.weights = weights or load_weights(settings)
-        self.hysteresis = Hysteresis(settings.raise_k, settings.raise_n, settings.clear_m)
+        self.hysteresis = Hysteresis(settings.raise_k, settings.raise_n, settings.clear_m, settings.hop_ms)
         self.clock = clock
         self.role = metrics.role
         self.latency = metrics.stage_latency(
@@ -132,18 +133,18 @@ class FusionHandler:
                       expected=s.expected, asset_type=state.asset_type or None)
         evidence = result.label if result.label != "normal" and result.confidence >= s.min_confidence else "normal"
         prior = state.raised
-        verdict_state = self.hysteresis.step(state, evidence)
+        verdict_state = self.hysteresis.step(state, evidence, t)
         state.evaluations += 1
         label = state.raised if verdict_state == "raised" else (prior if verdict_state == "cleared" else "normal")
-        votes = sum(1 for o in state.history if o == label)
+        votes = sum(1 for o in state.history[-s.raise_n:] if o == label)
         reasons = []
         if verdict_state == "raised":
-            reasons.append(f"{label}: {votes} of the last {len(state.history)} evaluations (raise at "
+            reasons.append(f"{label}: {votes} of the last {len(state.history[-s.raise_n:])} windows (raise at "
                            f"{s.raise_k} of {s.raise_n})")
             if prior is not None and prior != label:
                 reasons.append(f"replaces {prior}")
         elif verdict_state == "cleared":
-            reasons.append(f"{prior} cleared after {s.clear_m} clean evaluations")
+            reasons.append(f"{prior} cleared after {s.clear_m} clean windows")
         if result.missing:
             reasons.append("missing or late: " + ", ".join(result.missing))
         normal_p = result.probabilities.get("normal", 0.0) if "normal" in classes else 0.0
