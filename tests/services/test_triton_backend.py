@@ -3,7 +3,9 @@ tritonserver): HTTP from the main install, gRPC from the install without Flink (
 
 from __future__ import annotations
 
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +31,11 @@ MODEL_DIR = DEFAULT_ROOT / "thermal" / "v1"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PyTritonProcess]:
     if not venv_ready(TRITON_VENV):
         pytest.skip(f"PyTriton venv {TRITON_VENV} is missing: {SETUP_HINT} triton")
-    srv = PyTritonProcess(MODEL_DIR, tmp_path_factory.mktemp("pytriton"), flavour="int8_cpu",
-                          extra_args=["--max-batch", "32"]).start()
+    workdir = Path(tempfile.mkdtemp(prefix="pt", dir="/tmp"))  # short: PyTriton's unix socket path is limited
+    srv = PyTritonProcess(MODEL_DIR, workdir, flavour="int8_cpu", extra_args=["--max-batch", "32"]).start()
     yield srv
     srv.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _check(client: redis.Redis, names: StreamNames, sent: dict[str, np.ndarray]) -> None:
