@@ -33,9 +33,9 @@ import redis
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from linewatch.contract import Alert, StreamNames, Verdict, decode_message  # noqa: E402
-from linewatch.settings import load_settings  # noqa: E402
-from models.runtime.pytriton_process import free_port  # noqa: E402
+from linewatch.contract import Alert, StreamNames, Verdict, decode_message
+from linewatch.settings import load_settings
+from models.runtime.pytriton_process import free_port
 
 TICK = os.sysconf("SC_CLK_TCK")
 

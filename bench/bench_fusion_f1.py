@@ -23,14 +23,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sklearn.metrics import f1_score  # noqa: E402
+from sklearn.metrics import f1_score
 
-from linewatch.service_settings import FusionSettings, InferenceSettings  # noqa: E402
-from linewatch.simulator.config import SimulatorConfig  # noqa: E402
-from models.data.simulated import simulated_samples  # noqa: E402
-from models.fusion import fuse  # noqa: E402
-from services.fusion.handler import load_weights  # noqa: E402
-from services.inference.model import load_served_model  # noqa: E402
+from linewatch.service_settings import FusionSettings, InferenceSettings
+from linewatch.simulator.config import SimulatorConfig
+from models.data.simulated import simulated_samples
+from models.fusion import fuse
+from services.fusion.handler import load_weights
+from services.inference.model import load_served_model
 
 MODALITIES = ("plc", "thermal", "audio")
 
@@ -69,7 +69,7 @@ def main() -> None:
         mods = tuple(m for m in MODALITIES if m != missing)
         scores[f"fused without {missing}"] = f1_score(y, fused(mods), average="macro")
     best_single = max(scores[m] for m in MODALITIES)
-    result = {"command": " ".join(sys.argv), "held_out_seed": args.seed, "samples": int(len(y)),
+    result = {"command": " ".join(sys.argv), "held_out_seed": args.seed, "samples": len(y),
               "per_class": args.per_class, "classes": classes, "models": refs,
               "weights": "default (models/default/fusion.json)" if (REPO / "models/default/fusion.json").is_file()
               else "equal weights (no models/default/fusion.json)",

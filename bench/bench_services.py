@@ -34,8 +34,8 @@ import redis
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from linewatch.contract import StreamNames, ThermalFeatures, encode_message  # noqa: E402
-from linewatch.service_settings import InferenceSettings  # noqa: E402
+from linewatch.contract import StreamNames, ThermalFeatures, encode_message
+from linewatch.service_settings import InferenceSettings
 
 URL = os.environ.get("LINEWATCH_REDIS__URL", "redis://127.0.0.1:6379/0")
 

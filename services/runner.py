@@ -10,7 +10,12 @@ import threading
 from collections.abc import Callable, Sequence
 
 from linewatch.service_settings import WorkerSettings
-from linewatch.streaming import ObservabilityServer, StreamWorker, configure_json_logging, stop_on_signals
+from linewatch.streaming import (
+    ObservabilityServer,
+    StreamWorker,
+    configure_json_logging,
+    stop_on_signals,
+)
 
 log = logging.getLogger("linewatch.services")
 

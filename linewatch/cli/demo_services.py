@@ -11,7 +11,14 @@ from pathlib import Path
 import redis
 from rich.table import Table
 
-from linewatch.contract import Alert, Modality, Prediction, StreamNames, Verdict, decode_message
+from linewatch.contract import (
+    Alert,
+    Modality,
+    Prediction,
+    StreamNames,
+    Verdict,
+    decode_message,
+)
 from linewatch.settings import Settings
 from linewatch.streaming import StreamWorker
 

@@ -5,15 +5,44 @@ Prometheus metrics with ``/healthz`` and ``/readyz``; JSON logs.
 See docs/services.md ("The worker machinery").
 """
 
-from linewatch.streaming.fenced import Commit, Conflict, Entry, FencedOut, FencedShard, OrderViolation
+from linewatch.streaming.fenced import (
+    Commit,
+    Conflict,
+    Entry,
+    FencedOut,
+    FencedShard,
+    OrderViolation,
+)
 from linewatch.streaming.json_logging import JsonFormatter, configure_json_logging
 from linewatch.streaming.lease import LeaseClient, ShardLease
 from linewatch.streaming.metrics import LATENCY_BUCKETS, WorkerMetrics
 from linewatch.streaming.observability import Health, ObservabilityServer
-from linewatch.streaming.worker import Batch, Handler, StreamWorker, WorkerConfig, stop_on_signals
+from linewatch.streaming.worker import (
+    Batch,
+    Handler,
+    StreamWorker,
+    WorkerConfig,
+    stop_on_signals,
+)
 
 __all__ = [
-    "Batch", "Commit", "Conflict", "Entry", "FencedOut", "FencedShard", "Handler", "Health", "JsonFormatter", "LATENCY_BUCKETS",
-    "LeaseClient", "ObservabilityServer", "OrderViolation", "ShardLease", "StreamWorker", "WorkerConfig",
-    "WorkerMetrics", "configure_json_logging", "stop_on_signals",
+    "LATENCY_BUCKETS",
+    "Batch",
+    "Commit",
+    "Conflict",
+    "Entry",
+    "FencedOut",
+    "FencedShard",
+    "Handler",
+    "Health",
+    "JsonFormatter",
+    "LeaseClient",
+    "ObservabilityServer",
+    "OrderViolation",
+    "ShardLease",
+    "StreamWorker",
+    "WorkerConfig",
+    "WorkerMetrics",
+    "configure_json_logging",
+    "stop_on_signals",
 ]

@@ -47,12 +47,23 @@ import redis
 
 from linewatch.contract import (
     AlertRequest,
+    ContractError,
     DeadLetter,
     DeadLetterReason,
+    Message,
     StreamNames,
+    UnknownSchemaError,
+    decode_message,
     encode_message,
 )
-from linewatch.streaming.fenced import Commit, Conflict, Entry, FencedOut, FencedShard, OrderViolation
+from linewatch.streaming.fenced import (
+    Commit,
+    Conflict,
+    Entry,
+    FencedOut,
+    FencedShard,
+    OrderViolation,
+)
 from linewatch.streaming.lease import LeaseClient, ShardLease
 from linewatch.streaming.metrics import WorkerMetrics
 from linewatch.streaming.observability import Health
@@ -126,6 +137,25 @@ class Batch:
         self._dead.setdefault(self.shard(entry), []).append(
             _DeadLetterRequest(entry, reason, detail, asset_id, event_time_ms))
         self.ack(entry)
+
+    def decode(self, entry: Entry, *expected: type[Message]) -> Message | None:
+        """The entry's message, or None after dead-lettering it: an unknown schema or version
+        (``unknown_schema``), fields that do not validate (``schema_error``), or a message that is
+        none of ``expected`` (``schema_error``)."""
+        try:
+            msg = decode_message(entry.fields)
+        except UnknownSchemaError as exc:
+            self.dead_letter(entry, DeadLetterReason.UNKNOWN_SCHEMA, str(exc))
+            return None
+        except ContractError as exc:
+            self.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, str(exc))
+            return None
+        if expected and not isinstance(msg, expected):
+            want = ", ".join(repr(t.SCHEMA) for t in expected)
+            self.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, f"expected {want} on {entry.stream}, got "
+                             f"{msg.SCHEMA!r}", getattr(msg, "asset_id", None))
+            return None
+        return msg
 
     def finished(self, entry: Entry) -> bool:
         return (entry.stream, entry.entry_id) in self._done

@@ -54,7 +54,7 @@ def create_app(store: AlertStore) -> FastAPI:
             raise HTTPException(422, str(exc)) from exc
 
     @app.get("/alerts")
-    def list_alerts(all: bool = False, asset: str | None = None) -> list[dict]:  # noqa: A002
+    def list_alerts(all: bool = False, asset: str | None = None) -> list[dict]:
         return [_view(store, r) for r in store.list(open_only=not all, asset_id=asset)]
 
     @app.get("/alerts/{alert_id}")

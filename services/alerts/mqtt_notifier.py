@@ -20,7 +20,7 @@ import uuid
 
 import paho.mqtt.client as mqtt
 
-from linewatch.contract import Alert, ContractError, DeadLetterReason, decode_message
+from linewatch.contract import Alert
 from linewatch.service_settings import MqttSettings
 from linewatch.streaming import Batch
 from services.alerts.store import AlertStore
@@ -91,13 +91,8 @@ class MqttNotifier:
     def handle(self, batch: Batch) -> None:
         assets: list[str] = []
         for entry in batch.entries:
-            try:
-                alert = decode_message(entry.fields)
-            except ContractError as exc:
-                batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, str(exc))
-                continue
+            alert = batch.decode(entry, Alert)
             if not isinstance(alert, Alert):
-                batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, f"expected alert, got {alert.SCHEMA}")
                 continue
             if alert.notify:
                 payload = {**alert.model_dump(mode="json"), "entry_id": entry.entry_id}

@@ -32,16 +32,13 @@ import redis
 from linewatch.contract import (
     Alert,
     AlertRequest,
-    ContractError,
-    DeadLetterReason,
     ModelRef,
     StreamNames,
     Verdict,
-    decode_message,
     encode_message,
 )
 from linewatch.service_settings import AlertsSettings
-from linewatch.streaming import Batch, Commit, Entry
+from linewatch.streaming import Batch, Commit
 from services.alerts.records import PRIORITY_ORDER, AlertRecord, priority_of
 from services.alerts.store import alert_event
 
@@ -177,15 +174,8 @@ class AlertRouter:
         now = int(self.clock() * 1000)
         work = _Work(self)
         for entry in batch.entries:
-            try:
-                msg = decode_message(entry.fields)
-            except ContractError as exc:
-                batch.dead_letter(entry, DeadLetterReason.UNKNOWN_SCHEMA if "unknown" in str(exc).lower()
-                                  else DeadLetterReason.SCHEMA_ERROR, str(exc))
-                continue
+            msg = batch.decode(entry, Verdict, AlertRequest)
             if not isinstance(msg, Verdict | AlertRequest):
-                batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR,
-                                  f"alerts read verdicts and alert requests, got {msg.SCHEMA!r}")
                 continue
             sig = signal_of(msg, entry.entry_id)
             if sig is not None:

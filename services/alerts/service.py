@@ -28,7 +28,7 @@ def alert_workers(client: redis.Redis, names: StreamNames, settings: AlertsSetti
                                                         **common),  # type: ignore[arg-type]
                             router.inputs, router, metrics=metrics)]
     store = AlertStore(client, names, maxlen)
-    alerts_input = lambda unit: [names.alerts]  # noqa: E731
+    alerts_input = lambda unit: [names.alerts]
     if settings.mqtt.enabled if mqtt is None else mqtt:
         from services.alerts.mqtt_notifier import MqttNotifier
 

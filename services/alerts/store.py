@@ -23,7 +23,13 @@ from collections.abc import Callable
 
 import redis
 
-from linewatch.contract import Alert, Feedback, StreamNames, decode_message, encode_message
+from linewatch.contract import (
+    Alert,
+    Feedback,
+    StreamNames,
+    decode_message,
+    encode_message,
+)
 from services.alerts.records import PRIORITY_ORDER, AlertRecord, severity_class
 
 #: The longest an alert may be shelved: shelving is temporary by design (ISA-18.2 5.6.4).

@@ -30,7 +30,7 @@ import time
 
 import httpx
 
-from linewatch.contract import Alert, ContractError, DeadLetterReason, decode_message
+from linewatch.contract import Alert, DeadLetterReason
 from linewatch.service_settings import WebhookSettings
 from linewatch.streaming import Batch
 
@@ -102,12 +102,10 @@ class WebhookNotifier:
 
     def handle(self, batch: Batch) -> None:
         for entry in batch.entries:
-            try:
-                alert = decode_message(entry.fields)
-            except ContractError as exc:
-                batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, str(exc))
+            alert = batch.decode(entry, Alert)
+            if not isinstance(alert, Alert):
                 continue
-            if not isinstance(alert, Alert) or not alert.notify:
+            if not alert.notify:
                 batch.ack(entry)
                 continue
             try:

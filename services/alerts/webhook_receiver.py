@@ -24,7 +24,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from services.alerts.webhook import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from services.alerts.webhook import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    sign,
+)
 
 
 class SignatureError(ValueError):
@@ -105,7 +110,7 @@ def make_server(secret: str, host: str = "127.0.0.1", port: int = 0,
     cache = ReplayCache()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             try:
                 payload, first = verify(secret, dict(self.headers.items()), body, cache, tolerance_s)
@@ -125,7 +130,7 @@ def make_server(secret: str, host: str = "127.0.0.1", port: int = 0,
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer((host, port), Handler)

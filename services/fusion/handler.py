@@ -25,13 +25,11 @@ import time
 from pathlib import Path
 
 from linewatch.contract import (
-    ContractError,
     DeadLetterReason,
     ModelRef,
     Prediction,
     StreamNames,
     Verdict,
-    decode_message,
     encode_message,
 )
 from linewatch.service_settings import FusionSettings
@@ -80,14 +78,12 @@ class FusionHandler:
     def handle(self, batch: Batch) -> None:
         decoded: list[tuple[Entry, Prediction]] = []
         for entry in batch.entries:
-            try:
-                msg = decode_message(entry.fields)
-            except ContractError as exc:
-                batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, str(exc))
+            msg = batch.decode(entry, Prediction)
+            if not isinstance(msg, Prediction):
                 continue
-            if not isinstance(msg, Prediction) or msg.modality not in self.settings.expected:
+            if msg.modality not in self.settings.expected:
                 batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR,
-                                  f"fusion reads predictions of {self.settings.expected}, got {msg.SCHEMA}")
+                                  f"fusion reads predictions of {self.settings.expected}, got {msg.modality}")
                 continue
             if len(msg.classes) != len(msg.probabilities):
                 batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, "classes and probabilities differ in length",

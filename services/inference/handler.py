@@ -16,15 +16,7 @@ import time
 
 import numpy as np
 
-from linewatch.contract import (
-    DeadLetterReason,
-    MalformedMessageError,
-    Prediction,
-    StreamNames,
-    UnknownSchemaError,
-    decode_message,
-    encode_message,
-)
+from linewatch.contract import DeadLetterReason, Prediction, StreamNames, encode_message
 from linewatch.streaming import Batch, Entry, WorkerMetrics
 from models.inputs import InputMismatchError, input_array
 from models.runtime import RuntimeInputError
@@ -52,13 +44,8 @@ class InferenceHandler:
         return [self.names.features_shard(self.modality, shard)]
 
     def _sample(self, batch: Batch, entry: Entry) -> tuple[object, np.ndarray] | None:
-        try:
-            msg = decode_message(entry.fields)
-        except UnknownSchemaError as exc:
-            batch.dead_letter(entry, DeadLetterReason.UNKNOWN_SCHEMA, str(exc))
-            return None
-        except MalformedMessageError as exc:
-            batch.dead_letter(entry, DeadLetterReason.SCHEMA_ERROR, str(exc))
+        msg = batch.decode(entry)
+        if msg is None:
             return None
         asset = getattr(msg, "asset_id", None)
         when = getattr(msg, "event_time_ms", None)

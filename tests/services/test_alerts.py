@@ -3,16 +3,21 @@ AlertRequests, operator actions and feedback."""
 
 from __future__ import annotations
 
+import pytest
 import redis
 
-from linewatch.contract import Alert, AlertRequest, Feedback, StreamNames, decode_message
+from linewatch.contract import (
+    Alert,
+    AlertRequest,
+    Feedback,
+    StreamNames,
+    decode_message,
+)
 from linewatch.service_settings import AlertsSettings
 from linewatch.streaming import StreamWorker, WorkerConfig
 from services.alerts.router import AlertRouter
 from services.alerts.store import AlertStore, InvalidAction
 from tests.services.support import running, verdict, wait_for, write
-
-import pytest
 
 
 class Clock:

@@ -17,8 +17,20 @@ from linewatch.contract import DeadLetterReason, StreamNames, decode_message
 from linewatch.service_settings import AlertsSettings, MqttSettings, WebhookSettings
 from models.runtime.pytriton_process import free_port
 from services.alerts.service import alert_workers
-from services.alerts.webhook import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookNotifier, sign
-from services.alerts.webhook_receiver import ReplayCache, ReplayError, SignatureError, make_server, verify
+from services.alerts.webhook import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    WebhookNotifier,
+    sign,
+)
+from services.alerts.webhook_receiver import (
+    ReplayCache,
+    ReplayError,
+    SignatureError,
+    make_server,
+    verify,
+)
 from tests.services.support import running, verdict, wait_for, write
 
 MQTT_HOST, MQTT_PORT = "127.0.0.1", 1883
@@ -84,7 +96,7 @@ class FlakyReceiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.calls += 1
                 if outer.calls <= fail:

@@ -14,7 +14,14 @@ from linewatch.service_settings import InferenceSettings
 from models.registry.store import DEFAULT_ROOT
 from services.inference.model import ModelRefused, load_served_model
 from services.inference.service import inference_worker
-from tests.services.support import features, pending, running, stream_len, wait_for, write
+from tests.services.support import (
+    features,
+    pending,
+    running,
+    stream_len,
+    wait_for,
+    write,
+)
 
 
 def _predictions(client: redis.Redis, names: StreamNames, modality: str) -> list[tuple[str, Prediction]]:

@@ -10,13 +10,21 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import redis
 
 from linewatch.contract import StreamNames, decode_message
-from tests.services.support import REPO, env_for, features, linewatch_cmd, pending, start, wait_for, write
+from tests.services.support import (
+    REPO,
+    env_for,
+    features,
+    linewatch_cmd,
+    pending,
+    start,
+    wait_for,
+    write,
+)
 
 KILL_LOOPS = int(os.environ.get("LINEWATCH_KILL_LOOPS", "3"))
 

@@ -4,13 +4,18 @@ backpressure, observability endpoints."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 
 import pytest
 import redis
 
-from linewatch.contract import AlertRequest, DeadLetter, DeadLetterReason, StreamNames, decode_message
+from linewatch.contract import (
+    AlertRequest,
+    DeadLetter,
+    DeadLetterReason,
+    StreamNames,
+    decode_message,
+)
 from linewatch.streaming import (
     Commit,
     FencedOut,

@@ -20,7 +20,16 @@ from models.runtime.pytriton_process import TRITON_VENV, PyTritonProcess, venv_r
 from services.inference.model import load_served_model
 from services.inference.service import inference_worker
 from tests.models.test_runtime_support import SETUP_HINT, services_python
-from tests.services.support import env_for, features, linewatch_cmd, pending, running, start, wait_for, write
+from tests.services.support import (
+    env_for,
+    features,
+    linewatch_cmd,
+    pending,
+    running,
+    start,
+    wait_for,
+    write,
+)
 
 pytestmark = pytest.mark.triton
 
