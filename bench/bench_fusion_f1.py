@@ -43,14 +43,15 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.time()
     samples = simulated_samples(args.per_class, SimulatorConfig(seed=args.seed), MODALITIES)
-    y = samples["plc"].y
+    assert all((samples[m].labels == samples["plc"].labels).all() for m in MODALITIES), "modalities not aligned"
+    y = samples["plc"].labels
     classes = list(samples["plc"].classes)
     probs: dict[str, np.ndarray] = {}
     refs = {}
     for m in MODALITIES:
         model = load_served_model(InferenceSettings(), m)
         assert model.classes == classes, (model.classes, classes)
-        x = samples[m].x
+        x = samples[m].inputs
         probs[m] = np.concatenate([model.runtime.predict(x[i:i + 64]) for i in range(0, len(x), 64)])
         refs[m] = f"{model.ref.name} {model.ref.version}"
     weights = load_weights(FusionSettings())

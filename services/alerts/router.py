@@ -192,11 +192,12 @@ class AlertRouter:
             rec = None
         if not sig.raise_:
             if rec is not None and rec.active and (sig.source != "verdict" or rec.label == sig.label):
-                self._clear(work, rec, now, sig.message, sig.entry_id)
+                self._clear(work, rec, now, sig.message, sig.entry_id, sig.source_ref)
             return
         if rec is not None and rec.label != sig.label:
             if rec.active:
-                self._clear(work, rec, now, f"{rec.asset_id}: {rec.label} replaced by {sig.label}", sig.entry_id)
+                self._clear(work, rec, now, f"{rec.asset_id}: {rec.label} replaced by {sig.label}", sig.entry_id,
+                            sig.source_ref)
             rec = None
         if rec is None:
             self._raise_new(work, sig, now)
@@ -212,14 +213,14 @@ class AlertRouter:
                                          "message": sig.message})
             work.put(new)
             work.events.append(alert_event(new, "raised", now, notify=self._notify(new, now),
-                                           source_entry_id=sig.entry_id))
+                                           source_entry_id=sig.entry_id, source_ref=sig.source_ref))
             return
         if PRIORITY_ORDER.index(priority) > PRIORITY_ORDER.index(rec.priority):
             new = rec.model_copy(update={**update, "priority": priority, "updated_at_ms": now, "message": sig.message})
             work.put(new)
             work.events.append(alert_event(new, "escalated", now, notify=self._notify(new, now),
                                            message=f"{sig.message} - escalated {rec.priority} -> {priority}",
-                                           source_entry_id=sig.entry_id))
+                                           source_entry_id=sig.entry_id, source_ref=sig.source_ref))
             if new.group_id:
                 self._escalate_group(work, new, now)
             return
@@ -288,14 +289,15 @@ class AlertRouter:
         work.put(group)
         work.events.append(alert_event(group, "escalated", now, notify=not group.shelved(now)))
 
-    def _clear(self, work: _Work, rec: AlertRecord, now: int, message: str, entry_id: str) -> None:
+    def _clear(self, work: _Work, rec: AlertRecord, now: int, message: str, entry_id: str,
+               source_ref: str = "") -> None:
         new = rec.model_copy(update={"active": False, "cleared_at_ms": now, "updated_at_ms": now})
         work.put(new)
         if new.closed:
             work.episodes_del.add(new.episode_key)
             work.episodes_set.pop(new.episode_key, None)
         work.events.append(alert_event(new, "cleared", now, notify=self._notify(new, now), message=message,
-                                       source_entry_id=entry_id))
+                                       source_entry_id=entry_id, source_ref=source_ref))
 
     # -- periodic work ----------------------------------------------------------------------------
     def tick(self, worker: StreamWorker) -> None:

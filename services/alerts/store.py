@@ -45,15 +45,20 @@ class InvalidAction(ValueError):
 
 
 def alert_event(rec: AlertRecord, event: str, now_ms: int, *, notify: bool = True, user: str = "",
-                comment: str = "", message: str | None = None, source_entry_id: str = "") -> Alert:
-    """The ``lw:alerts`` entry describing ``event`` of ``rec`` (its state after the event)."""
+                comment: str = "", message: str | None = None, source_entry_id: str = "",
+                source_ref: str | None = None) -> Alert:
+    """The ``lw:alerts`` entry describing ``event`` of ``rec`` (its state after the event).
+
+    ``source_ref``: the raw file behind the evidence that caused this event (default: the one that
+    raised the alert)."""
     return Alert(
         asset_id=rec.asset_id, severity=severity_class(rec.priority), label=rec.label,
         message=message if message is not None else rec.message, verdict_entry_id=rec.verdict_entry_id,
         created_at_ms=now_ms, alert_id=rec.alert_id, event=event, state=rec.state(now_ms), priority=rec.priority,
         score=min(rec.score, 1.0), severity_estimate=rec.severity, criticality=rec.criticality, source=rec.source,
         episode_key=rec.episode_key, group_id=rec.group_id, notify=notify, user=user, comment=comment,
-        event_time_ms=rec.event_time_ms, source_entry_id=source_entry_id, source_ref=rec.source_ref,
+        event_time_ms=rec.event_time_ms, source_entry_id=source_entry_id,
+        source_ref=rec.source_ref if source_ref is None else source_ref,
         details={**rec.details, "members": len(rec.members)} if rec.is_group else dict(rec.details),
     )
 
