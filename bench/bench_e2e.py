@@ -16,7 +16,6 @@ The first ``--warmup`` seconds are excluded from the latencies (JVM and model wa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -32,6 +31,9 @@ import redis
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_report import emit
 
 from linewatch.contract import Alert, StreamNames, Verdict, decode_message
 from linewatch.settings import load_settings
@@ -162,11 +164,7 @@ def main() -> None:
         "cpu_cores_per_stage": {k: round(v, 3) for k, v in cpu.items()},
         "cpu_cores_total": round(sum(cpu.values()), 3),
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     stop.set()
     job.stop()
     for p in procs.values():

@@ -13,7 +13,6 @@ costs).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -22,7 +21,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from bench_report import emit
 from sklearn.metrics import f1_score
 
 from linewatch.service_settings import FusionSettings, InferenceSettings
@@ -77,11 +78,7 @@ def main() -> None:
               "macro_f1": {k: round(float(v), 4) for k, v in scores.items()},
               "fused_minus_best_single": round(float(scores["fused (all three)"] - best_single), 4),
               "seconds": round(time.time() - t0, 1)}
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

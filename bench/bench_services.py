@@ -33,6 +33,9 @@ import redis
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_report import emit
 
 from linewatch.contract import StreamNames, ThermalFeatures, encode_message
 from linewatch.service_settings import InferenceSettings
@@ -264,11 +267,7 @@ def main() -> None:
         run_backends(results)
     if args.what in ("all", "overhead"):
         results["overhead"] = overhead()
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    emit(results, args.out)
 
 
 if __name__ == "__main__":
