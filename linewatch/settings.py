@@ -30,6 +30,7 @@ from pydantic_settings import (
 )
 
 from linewatch.flink_settings import FlinkSettings
+from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
 
 ENV_PREFIX = "LINEWATCH_"
@@ -87,6 +88,10 @@ class Settings(BaseSettings):
     streams: StreamSettings = Field(default_factory=StreamSettings)
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
     flink: FlinkSettings = Field(default_factory=FlinkSettings)
+    # services (issue 9): linewatch serve inference|fusion|alerts
+    inference: InferenceSettings = Field(default_factory=InferenceSettings)
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    alerts: AlertsSettings = Field(default_factory=AlertsSettings)
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

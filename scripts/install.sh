@@ -21,6 +21,11 @@ if ! command -v java >/dev/null 2>&1; then
     fi
 fi
 
+# The alerts tests publish to a real MQTT broker on 127.0.0.1:1883 (.ci/run starts it when missing).
+if ! command -v mosquitto >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq mosquitto || echo "could not install mosquitto: the MQTT tests need a broker on 127.0.0.1:1883" >&2
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[all]"

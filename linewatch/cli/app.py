@@ -7,7 +7,17 @@ from pathlib import Path
 import typer
 
 from linewatch import __version__
-from linewatch.cli import config_cmd, demo_cmd, ingest_cmd, inspect_cmd, models_cmd, redis_cmd, simulate_cmd
+from linewatch.cli import (
+    alerts_cmd,
+    config_cmd,
+    demo_cmd,
+    ingest_cmd,
+    inspect_cmd,
+    models_cmd,
+    redis_cmd,
+    serve_cmd,
+    simulate_cmd,
+)
 from linewatch.cli.context import CliContext
 
 app = typer.Typer(
@@ -42,6 +52,8 @@ def root(
 
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(redis_cmd.app, name="redis")
+app.add_typer(serve_cmd.app, name="serve")  # services (issue 9)
+app.add_typer(alerts_cmd.app, name="alerts")  # services (issue 9)
 simulate_cmd.register(app)
 demo_cmd.register(app)
 ingest_cmd.register(app)

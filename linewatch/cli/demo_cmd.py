@@ -37,9 +37,13 @@ def demo(
         "it shows up as a dead letter while the line keeps running.",
     ),
     keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing zone and state afterwards."),
+    services: bool = typer.Option(True, "--services/--no-services",
+                                  help="Run inference x3, fusion and alerts on the feature streams (in-process)."),
+    mqtt: bool = typer.Option(False, "--mqtt/--no-mqtt", help="Also publish alerts to the MQTT broker in settings."),
 ) -> None:
-    """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, and show
-    per-stream rates, dead letters and ingest latency live.
+    """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, run the
+    services (inference x3, fusion, alerts), and show live per asset the verdict, open alerts, stage
+    latencies, stream rates and dead letters. In another terminal: `linewatch alerts list|ack|...`.
 
     Needs no Redis: with LINEWATCH_REDIS__URL unset an embedded server starts and stops with the demo.
     """
@@ -64,6 +68,15 @@ def demo(
                 client.delete(key)
             job = None
             sampler = None
+            demo_services = view = None
+            if services:  # services (issue 9)
+                from linewatch.cli.demo_services import DemoServices, ServicesSampler, write_connection
+
+                names = StreamNames(settings.streams.prefix, settings.streams.shards)
+                with cli.console.status("starting inference x3, fusion and alerts ..."):
+                    demo_services = DemoServices(client, names, settings, mqtt=mqtt, log_path=base / "services.log").start()
+                view = ServicesSampler(client, names)
+                write_connection(base / "connection.json", url, names)
             if ingest:
                 from pipeline.runner import IngestJob, IngestJobError
 
@@ -79,10 +92,13 @@ def demo(
                                         job.spec.ingest.stats_key)
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None
-                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject)
+                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject, view)
             finally:
                 if job is not None:
                     job.stop()
+                if demo_services is not None:
+                    demo_services.stop()
+                    (base / "connection.json").unlink(missing_ok=True)
                 client.close()
     except EmbeddedRedisError as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
@@ -103,6 +119,7 @@ def _run_line(
     arrivals: ArrivalCounter,
     sampler: StreamSampler | None,
     inject: Callable[[Path, str], None] | None = None,
+    view: object | None = None,
 ) -> None:
     thread = threading.Thread(
         target=factory.run_realtime,
@@ -112,14 +129,14 @@ def _run_line(
     )
     start = time.monotonic()
     thread.start()
-    with Live(render(arrivals, sampler, 0.0, "line running"), console=cli.console, refresh_per_second=2) as live:
+    with Live(render(arrivals, sampler, 0.0, "line running", view), console=cli.console, refresh_per_second=2) as live:
         try:
             while thread.is_alive():
                 thread.join(timeout=1.0)
                 if inject is not None and time.monotonic() - start > seconds / 2:
                     inject(landing, factory.fleet[0].asset_id)
                     inject = None
-                live.update(render(arrivals, sampler, time.monotonic() - start, "line running"))
+                live.update(render(arrivals, sampler, time.monotonic() - start, "line running", view))
             if sampler is not None:  # let the job drain what the gateway closed last
                 deadline = time.monotonic() + 15.0
                 previous = None
@@ -128,12 +145,12 @@ def _run_line(
                     if counts == previous:
                         break
                     previous = counts
-                    live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped, draining"))
+                    live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped, draining", view))
                     stop.wait(1.0)
         except KeyboardInterrupt:
             stop.set()
             thread.join()
-        live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped"))
+        live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped", view))
 
 
 def _inject_truncated_frame(landing: Path, asset_id: str) -> None:

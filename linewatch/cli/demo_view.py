@@ -79,7 +79,8 @@ class StreamSampler:
         return letters
 
 
-def render(arrivals: ArrivalCounter, sampler: StreamSampler | None, elapsed: float, status: str) -> Panel:
+def render(arrivals: ArrivalCounter, sampler: StreamSampler | None, elapsed: float, status: str,
+           services: object | None = None) -> Panel:
     counts = arrivals.snapshot()
     assets = Table(title="files closed by the gateway", expand=True)
     assets.add_column("asset", style="cyan")
@@ -111,4 +112,6 @@ def render(arrivals: ArrivalCounter, sampler: StreamSampler | None, elapsed: flo
             dead.add_row(letter.reason.value, letter.detail[:60], letter.raw_ref[-50:])
         summary = ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items())) or "none"
         parts += [streams, latency, f"dead letters by reason: {summary}", dead]
+    if services is not None:  # services (issue 9): verdicts, open alerts, stage latencies
+        parts += services.tables()  # type: ignore[attr-defined]
     return Panel(Group(*parts), title="linewatch demo")

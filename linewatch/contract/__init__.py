@@ -6,14 +6,17 @@ See docs/streams.md.
 from linewatch.contract.arrays import ArraySpec, decode_array, encode_array
 from linewatch.contract.messages import (
     Alert,
+    AlertRequest,
     AlertSeverity,
     AudioFeatures,
     ContractError,
     DeadLetter,
     DeadLetterReason,
+    Feedback,
     MalformedMessageError,
     Message,
     MESSAGE_TYPES,
+    ModelRef,
     PlcFeatures,
     Prediction,
     ThermalFeatures,
@@ -25,8 +28,8 @@ from linewatch.contract.messages import (
 from linewatch.contract.streams import ConsumerGroup, Modality, StreamNames, shard_of
 
 __all__ = [
-    "Alert", "AlertSeverity", "ArraySpec", "AudioFeatures", "ConsumerGroup", "ContractError", "DeadLetter",
-    "DeadLetterReason", "MESSAGE_TYPES", "MalformedMessageError", "Message", "Modality", "PlcFeatures",
+    "Alert", "AlertRequest", "AlertSeverity", "ArraySpec", "AudioFeatures", "ConsumerGroup", "ContractError", "DeadLetter",
+    "DeadLetterReason", "Feedback", "MESSAGE_TYPES", "MalformedMessageError", "Message", "ModelRef", "Modality", "PlcFeatures",
     "Prediction", "StreamNames", "ThermalFeatures", "UnknownSchemaError", "Verdict", "decode_array",
     "decode_message", "encode_array", "encode_message", "shard_of",
 ]

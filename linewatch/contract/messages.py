@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
@@ -106,6 +106,8 @@ class DeadLetterReason(StrEnum):
     PATH_OUTSIDE_LANDING = "path_outside_landing"  # a manifest points outside the landing zone
     MISSING_FILE = "missing_file"  # a manifest points to a file that does not exist
     PROCESSING_ERROR = "processing_error"  # an unexpected exception while handling valid-looking input
+    MAX_DELIVERIES = "max_deliveries"  # a stream entry kept failing; given up after N deliveries (services)
+    TRIMMED = "trimmed"  # retention removed a stream entry before its consumer group processed it (services)
 
 
 class DeadLetter(Message):
@@ -172,7 +174,11 @@ class AudioFeatures(Message):
 
 
 class Prediction(Message):
-    """One model's class probabilities for one feature entry."""
+    """One model's class probabilities for one feature entry.
+
+    Written by the inference service with the stream entry id of its features entry as its own
+    entry id (one prediction per input, whatever the redeliveries: see docs/services.md).
+    """
 
     SCHEMA: ClassVar[str] = "prediction"
     asset_id: str
@@ -185,10 +191,30 @@ class Prediction(Message):
     label: str
     features_entry_id: str = Field(description="Stream entry id of the features this predicts on.")
     inferred_at_ms: int
+    # -- services (issue 9): additive, optional fields --------------------------------------------
+    model_sha256: str = Field(default="", description="SHA-256 of the served model file (from its card).")
+    asset_type: str = ""
+    source: str = Field(default="", description="Raw file reference of the features (traceability, latency).")
+    ingest_time_ms: int = Field(default=0, description="When ingestion wrote the features entry.")
+
+
+class ModelRef(BaseModel):
+    """Which model produced a prediction: name, version and SHA-256 from its registry card."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    version: str
+    sha256: str = ""
 
 
 class Verdict(Message):
-    """The fused per-asset state after combining the modalities."""
+    """The fused per-asset state after combining the modalities.
+
+    ``label`` is the fault the hysteresis holds raised (``normal`` when none); ``instant_label``
+    is what this evaluation alone says. ``severity`` is an estimate in 0..1 (the fused
+    probability mass of faults), ``confidence`` the fused top probability times the coverage of
+    the expected modalities (missing or late modalities lower it).
+    """
 
     SCHEMA: ClassVar[str] = "verdict"
     asset_id: str
@@ -198,6 +224,20 @@ class Verdict(Message):
     modalities: dict[str, str] = Field(default_factory=dict, description="modality -> its label")
     probabilities: dict[str, float] = Field(default_factory=dict)
     reasons: list[str] = Field(default_factory=list)
+    # -- services (issue 9): additive, optional fields --------------------------------------------
+    asset_type: str = ""
+    state: Literal["normal", "raised", "cleared"] = Field(
+        default="normal", description="raised: the fault persists (k of n); cleared: this evaluation cleared it."
+    )
+    instant_label: str = ""
+    severity: float = Field(default=0.0, ge=0.0, le=1.0)
+    coverage: float = Field(default=1.0, ge=0.0, le=1.0)
+    missing: list[str] = Field(default_factory=list, description="expected modalities absent from the window")
+    input_entry_ids: dict[str, str] = Field(default_factory=dict, description="modality -> prediction entry id")
+    models: dict[str, ModelRef] = Field(default_factory=dict, description="modality -> model that predicted")
+    source: str = Field(default="", description="Raw file of the prediction that triggered this evaluation.")
+    ingest_time_ms: int = 0
+    decided_at_ms: int = 0
 
 
 class AlertSeverity(StrEnum):
@@ -207,7 +247,11 @@ class AlertSeverity(StrEnum):
 
 
 class Alert(Message):
-    """A notification for operators, routed to stream, webhook and MQTT."""
+    """One event in an alert's life, routed to stream, webhook and MQTT.
+
+    The ``lw:alerts`` stream is the source of truth: every state change of an alert (raised,
+    escalated, acknowledged, shelved, cleared, ...) is one entry.
+    """
 
     SCHEMA: ClassVar[str] = "alert"
     asset_id: str
@@ -216,11 +260,70 @@ class Alert(Message):
     message: str
     verdict_entry_id: str = ""
     created_at_ms: int
+    # -- services (issue 9): additive, optional fields --------------------------------------------
+    alert_id: str = ""
+    event: str = Field(default="raised", description="raised | escalated | acknowledged | shelved | unshelved | "
+                       "cleared | closed | confirmed | rejected | grouped | group_updated")
+    state: str = Field(default="unacknowledged", description="ISA-18.2 state after the event (see docs/services.md)")
+    priority: str = Field(default="medium", description="low | medium | high | urgent (severity x criticality)")
+    score: float = Field(default=0.0, ge=0.0, le=1.0, description="severity x asset criticality")
+    severity_estimate: float = Field(default=0.0, ge=0.0, le=1.0)
+    criticality: float = Field(default=0.0, ge=0.0, le=1.0)
+    source: str = Field(default="verdict", description="verdict, or the AlertRequest source (drift, backpressure ...)")
+    episode_key: str = ""
+    group_id: str = Field(default="", description="flood group this alert belongs to (its own notifications are held)")
+    notify: bool = Field(default=True, description="False: recorded only; destinations skip it (flood member)")
+    user: str = ""
+    comment: str = ""
+    event_time_ms: int = 0
+    source_entry_id: str = ""
+    source_ref: str = Field(default="", description="Raw file behind the evidence that raised it")
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class AlertRequest(Message):
+    """A request from another stage (governance: drift; services: backpressure) to raise or clear an
+    alert. The alerts service routes it exactly like a verdict episode (states, dedup, shelving,
+    MQTT, webhooks). Written on ``StreamNames.alert_requests()``."""
+
+    SCHEMA: ClassVar[str] = "alert.request"
+    source: str = Field(description='Who asks: "drift", "model", "backpressure", ...')
+    episode_key: str = Field(description="Dedup key: one alert per key while it is raised.")
+    asset_id: str = Field(description='The asset, or "fleet" for the whole line.')
+    label: str
+    severity: float = Field(ge=0.0, le=1.0)
+    state: Literal["raise", "clear"]
+    message: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+    event_time_ms: int
+
+
+class Feedback(Message):
+    """An operator's verdict on an alert: confirmed (the fault is real) or rejected (false alarm).
+
+    Written on ``StreamNames.feedback()`` by the alerts API; governance reads it as labels for
+    error-rate drift.
+    """
+
+    SCHEMA: ClassVar[str] = "feedback"
+    alert_id: str
+    asset_id: str
+    predicted_label: str
+    outcome: Literal["confirmed", "rejected"]
+    true_label: str | None = Field(default=None, description="What the fault really was, when the operator knows.")
+    verdict_entry_id: str = ""
+    episode_key: str = ""
+    source: str = Field(default="verdict", description="What raised the alert (verdict, drift, ...)")
+    models: dict[str, ModelRef] = Field(default_factory=dict, description="modality -> model behind the verdict")
+    user: str
+    comment: str = ""
+    time_ms: int
 
 
 MESSAGE_TYPES: Mapping[str, type[Message]] = {
     cls.SCHEMA: cls
-    for cls in (DeadLetter, PlcFeatures, ThermalFeatures, AudioFeatures, Prediction, Verdict, Alert)
+    for cls in (DeadLetter, PlcFeatures, ThermalFeatures, AudioFeatures, Prediction, Verdict, Alert, AlertRequest,
+                Feedback)
 }
 
 

@@ -39,6 +39,9 @@ class ConsumerGroup(StrEnum):
     DRIFT = "drift"
     AUDIT = "audit"
     DASHBOARD = "dashboard"
+    # services (issue 9): the alert destinations read lw:alerts each with its own group
+    NOTIFY_MQTT = "notify-mqtt"
+    NOTIFY_WEBHOOK = "notify-webhook"
 
 
 def shard_of(asset_id: str, shards: int) -> int:
@@ -93,6 +96,40 @@ class StreamNames:
     def audit(self) -> str:
         """Append-only audit trail (governance)."""
         return f"{self.prefix}:audit"
+
+    # -- services (issue 9): operator streams, leases, worker state ---------------------------------
+    def alert_requests(self) -> str:
+        """Requests to raise/clear an alert from other stages (``AlertRequest``; governance writes)."""
+        return f"{self.prefix}:alert-requests"
+
+    def feedback(self) -> str:
+        """Operators' confirm/reject of alerts (``Feedback``; governance reads)."""
+        return f"{self.prefix}:feedback"
+
+    def lease(self, role: str, shard: int) -> str:
+        """Lease (owner + fencing token) of ``shard`` for a worker role, e.g. ``inference.thermal``."""
+        return f"{self.prefix}:lease:{role}:s{self._check(shard)}"
+
+    def members(self, role: str) -> str:
+        """Sorted set of the live workers of a role (score: last heartbeat, ms)."""
+        return f"{self.prefix}:members:{role}"
+
+    def stage_state(self, role: str, shard: int) -> str:
+        """Hash of a stage's per-asset state on ``shard`` (written with the outputs it explains)."""
+        return f"{self.prefix}:state:{role}:s{self._check(shard)}"
+
+    def alert_state(self, part: str) -> str:
+        """Keys of the alerts service's store: ``records`` (alert id -> JSON), ``episodes`` (episode key
+        -> open alert id), ``raised`` / ``shelved`` / ``closed`` (sorted sets by time), ``seq`` (id counter)."""
+        if part not in ("records", "episodes", "raised", "shelved", "closed", "seq"):
+            raise ValueError(f"unknown alert state part {part!r}")
+        return f"{self.prefix}:alert-state:{part}"
+
+    def all_prediction_streams(self) -> list[str]:
+        return [self.predictions_shard(m, s) for m in Modality for s in range(self.shards)]
+
+    def all_verdict_streams(self) -> list[str]:
+        return [self.verdicts_shard(s) for s in range(self.shards)]
 
     def all_feature_streams(self) -> list[str]:
         return [self.features_shard(m, s) for m in Modality for s in range(self.shards)]

@@ -11,12 +11,15 @@ import redis
 from linewatch.contract import (
     MESSAGE_TYPES,
     Alert,
+    AlertRequest,
     AlertSeverity,
     AudioFeatures,
     DeadLetter,
     DeadLetterReason,
+    Feedback,
     MalformedMessageError,
     Message,
+    ModelRef,
     PlcFeatures,
     Prediction,
     StreamNames,
@@ -52,6 +55,13 @@ def _examples() -> list[Message]:
                 modalities={"thermal": "bearing_wear"}, probabilities={"bearing_wear": 0.8}, reasons=["DE hot"]),
         Alert(asset_id="PMP-01", severity=AlertSeverity.WARNING, label="bearing_wear",
               message="PMP-01: bearing wear suspected", verdict_entry_id="2-0", created_at_ms=11),
+        AlertRequest(source="drift", episode_key="drift:thermal:PMP-01", asset_id="PMP-01", label="feature_drift",
+                     severity=0.4, state="raise", message="thermal stats drifted", details={"p": 0.001},
+                     event_time_ms=12),
+        Feedback(alert_id="A-1", asset_id="PMP-01", predicted_label="bearing_wear", outcome="rejected",
+                 true_label="normal", verdict_entry_id="2-0",
+                 models={"thermal": ModelRef(name="thermal-student", version="v1", sha256="ab")},
+                 user="op1", comment="sensor knocked", time_ms=13),
     ]
 
 

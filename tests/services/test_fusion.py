@@ -1,0 +1,79 @@
+"""The fusion service on a real Redis: window join, hysteresis, degraded confidence, exactly-once state."""
+
+from __future__ import annotations
+
+import redis
+
+from linewatch.contract import StreamNames, Verdict, decode_message
+from linewatch.service_settings import FusionSettings
+from services.fusion.service import fusion_worker
+from tests.services.support import pending, prediction, running, wait_for, write
+
+
+def _verdicts(client: redis.Redis, names: StreamNames) -> list[Verdict]:
+    out = []
+    for s in names.all_verdict_streams():
+        out += [decode_message(f) for _, f in client.xrange(s)]
+    return sorted(out, key=lambda v: (v.asset_id, v.decided_at_ms, v.event_time_ms))  # type: ignore[return-value]
+
+
+def _feed(client: redis.Redis, names: StreamNames, asset: str, steps: list[str], t0: int = 10_000,
+          modalities: tuple[str, ...] = ("plc", "thermal", "audio")) -> int:
+    n = 0
+    for i, label in enumerate(steps):
+        for m in modalities:
+            write(client, names.predictions(m, asset), prediction(m, asset, t0 + 1000 * i, label))
+            n += 1
+    return n
+
+
+def test_persistent_fault_raises_noise_does_not_and_it_clears(redis_client: redis.Redis,
+                                                             stream_names: StreamNames) -> None:
+    worker = fusion_worker(redis_client, stream_names, FusionSettings(raise_k=3, raise_n=5, clear_m=4,
+                                                                      lease_ttl_ms=2000))
+    steps = ["normal", "imbalance", "normal", "normal", "normal", "normal"]  # one noisy window
+    steps += ["bearing_wear"] * 3 + ["normal"] * 6
+    with running(worker):
+        n = _feed(redis_client, stream_names, "PMP-01", steps)
+        wait_for(lambda: worker.stats.handled == n, 30, "all predictions fused")
+    vs = _verdicts(redis_client, stream_names)
+    assert len(vs) == n
+    states = [(v.state, v.label) for v in vs]
+    assert ("raised", "imbalance") not in states
+    first_raise = states.index(("raised", "bearing_wear"))
+    assert all(s == ("normal", "normal") for s in states[:first_raise])
+    assert states.count(("cleared", "bearing_wear")) == 1
+    raised = vs[first_raise]
+    assert raised.confidence > 0.5 and raised.missing == [] and set(raised.input_entry_ids) == {"plc", "thermal", "audio"}
+    assert raised.models["plc"].name == "plc-student" and raised.severity > 0.5
+    assert pending(redis_client, stream_names.all_prediction_streams(), "fusion") == 0
+
+
+def test_missing_modality_degrades_confidence_without_blocking(redis_client: redis.Redis,
+                                                               stream_names: StreamNames) -> None:
+    worker = fusion_worker(redis_client, stream_names, FusionSettings(window_ms=1000, lease_ttl_ms=2000))
+    with running(worker):
+        n = _feed(redis_client, stream_names, "PRS-02", ["cavitation"] * 2, modalities=("plc", "thermal", "audio"))
+        # the microphone falls silent: the next windows are fused from two modalities only
+        n += _feed(redis_client, stream_names, "PRS-02", ["cavitation"] * 4, t0=13_000, modalities=("plc", "thermal"))
+        wait_for(lambda: worker.stats.handled == n, 30, "all fused")
+    vs = _verdicts(redis_client, stream_names)
+    full = [v for v in vs if not v.missing]
+    partial = [v for v in vs if v.missing == ["audio"]]
+    assert full and partial and len(vs) == n
+    assert max(v.coverage for v in partial) < 0.8 < min(v.coverage for v in full[1:])
+    assert max(v.confidence for v in partial) < max(v.confidence for v in full)
+
+
+def test_state_survives_a_restart(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    settings = FusionSettings(raise_k=3, raise_n=5, clear_m=2, lease_ttl_ms=2000, min_confidence=0.2)
+    first = fusion_worker(redis_client, stream_names, settings)
+    with running(first):
+        n = _feed(redis_client, stream_names, "CNV-03", ["imbalance"] * 2, modalities=("thermal",))
+        wait_for(lambda: first.stats.handled == n, 20, "first half")
+    second = fusion_worker(redis_client, stream_names, settings)  # a new process: state comes from Redis
+    with running(second):
+        m = _feed(redis_client, stream_names, "CNV-03", ["imbalance"], t0=12_000, modalities=("thermal",))
+        wait_for(lambda: second.stats.handled == m, 20, "second half")
+    vs = _verdicts(redis_client, stream_names)
+    assert [v.state for v in vs] == ["normal", "normal", "raised"]

@@ -1,0 +1,100 @@
+"""The inference service on a real Redis with the shipped ONNX models."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from linewatch.contract import DeadLetterReason, Prediction, StreamNames, decode_message
+from linewatch.service_settings import InferenceSettings
+from models.registry.store import DEFAULT_ROOT
+from services.inference.model import ModelRefused, load_served_model
+from services.inference.service import inference_worker
+from tests.services.support import (
+    features,
+    pending,
+    running,
+    stream_len,
+    wait_for,
+    write,
+)
+
+
+def _predictions(client: redis.Redis, names: StreamNames, modality: str) -> list[tuple[str, Prediction]]:
+    out = []
+    for s in range(names.shards):
+        for eid, f in client.xrange(names.predictions_shard(modality, s)):
+            out.append((eid.decode(), decode_message(f)))
+    return out
+
+
+@pytest.mark.parametrize("modality", ["plc", "thermal", "audio"])
+def test_one_prediction_per_entry_keyed_by_its_id(redis_client: redis.Redis, stream_names: StreamNames,
+                                                  modality: str) -> None:
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), modality)
+    ids = {}
+    with running(worker):
+        for i in range(12):
+            asset = f"PMP-{i % 3:02d}"
+            ids[write(redis_client, stream_names.features(modality, asset), features(modality, asset, 1000 + i, i))] = asset
+        wait_for(lambda: len(_predictions(redis_client, stream_names, modality)) == 12, 30, "12 predictions")
+    preds = _predictions(redis_client, stream_names, modality)
+    card = load_served_model(InferenceSettings(), modality).ref
+    assert {eid for eid, _ in preds} == set(ids)
+    for eid, p in preds:
+        assert p.features_entry_id == eid and p.asset_id == ids[eid] and p.modality == modality
+        assert (p.model_name, p.model_version, p.model_sha256) == (card.name, card.version, card.sha256)
+        assert abs(sum(p.probabilities) - 1) < 1e-4 and p.label == p.classes[int(np.argmax(p.probabilities))]
+    assert pending(redis_client, stream_names.all_feature_streams(), "inference") == 0
+
+
+def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_client: redis.Redis,
+                                                                       stream_names: StreamNames) -> None:
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
+    stream = stream_names.features("thermal", "PMP-01")
+    with running(worker):
+        write(redis_client, stream, features("thermal", "PMP-01", 1))
+        redis_client.xadd(stream, {"schema": "thermal.features", "v": "1", "body": "{\"asset_id\": 3}"})  # bad schema
+        redis_client.xadd(stream, {"schema": "thermal.frames", "v": "1", "body": "{}"})  # unknown schema
+        redis_client.xadd(stream, {"no": "header"})
+        write(redis_client, stream, features("thermal", "PMP-01", 2, value=np.zeros((10, 10))))  # wrong shape
+        write(redis_client, stream, features("thermal", "PMP-01", 3, value=np.full((120, 160), np.nan)))  # NaN
+        write(redis_client, stream, features("plc", "PMP-01", 4))  # another modality's message
+        write(redis_client, stream, features("thermal", "PMP-01", 5))
+        wait_for(lambda: stream_len(redis_client, [stream_names.deadletter]) == 6, 30, "6 dead letters")
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "thermal")) == 2, 30, "2 predictions")
+        assert pending(redis_client, [stream], "inference") == 0
+    reasons = sorted(decode_message(f).reason for _, f in redis_client.xrange(stream_names.deadletter))
+    assert reasons == sorted([DeadLetterReason.SCHEMA_ERROR, DeadLetterReason.UNKNOWN_SCHEMA,
+                              DeadLetterReason.UNKNOWN_SCHEMA, DeadLetterReason.BAD_SHAPE,
+                              DeadLetterReason.OUT_OF_RANGE, DeadLetterReason.SCHEMA_ERROR])
+    dl = [decode_message(f) for _, f in redis_client.xrange(stream_names.deadletter)]
+    assert all(d.source == "services.inference.thermal" and d.raw_ref.startswith(stream + "/") for d in dl)
+
+
+def test_a_model_whose_card_does_not_verify_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    shutil.copytree(DEFAULT_ROOT / "plc", root / "plc")
+    model = next((root / "plc" / "v1").glob("student.int8.cpu.onnx"))
+    model.write_bytes(model.read_bytes() + b"\0")  # tampered after registration
+    with pytest.raises(ModelRefused, match="does not verify"):
+        load_served_model(InferenceSettings(registry=root), "plc")
+    with pytest.raises(ModelRefused, match="no servable thermal model"):
+        load_served_model(InferenceSettings(registry=root), "thermal")
+
+
+def test_micro_batching_drains_a_backlog_in_full_batches(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    for i in range(100):
+        write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", i, i))
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(max_batch=16, lease_ttl_ms=2000), "plc")
+    with running(worker):
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == 100, 30, "100 predictions")
+    assert worker.stats.batch_sizes[:6] == [16] * 6 and sum(worker.stats.batch_sizes) == 100
+    lone = inference_worker(redis_client, stream_names, InferenceSettings(max_batch=16, lease_ttl_ms=2000), "plc")
+    with running(lone):
+        write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", 101))
+        wait_for(lambda: lone.stats.batch_sizes == [1], 10, "the lone entry handled alone, at once")
