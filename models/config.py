@@ -134,7 +134,7 @@ class TrainConfig(BaseModel):
 def default_train_config(modality: str, **overrides: object) -> TrainConfig:
     """The defaults of ``modality`` (what ``linewatch train`` and the shipped models use).
 
-    Every modality reads its physics-normalised vector (features v2) with the same model
+    Every modality reads its physics-normalised vector (features v3) with the same model
     families, so the defaults are shared; the dict form keeps per-modality overrides possible.
 
     >>> default_train_config("audio").teacher.hidden_size
