@@ -215,12 +215,7 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
     var = float(np.mean(centred**2)) + 1e-24
     modulation = float(np.sqrt(var) / mean)
     kurt = float(np.mean(centred**4) / var**2)
-    mag = np.abs(scipy.fft.rfft(centred))
-    df = 1.0 / duration_s
-    keep = min(int(ENV_MAX_HZ / df) + 1, mag.shape[0])
-    log_m = np.log(mag[:keep] + 1e-12)
-    prom = log_m - median_filter(log_m, size=ENV_FLOOR_HZ, mode="nearest")
-    prom[: max(int(2.0 / df), 1)] = 0.0  # below 2 Hz: the envelope's DC leakage
+    prom, df = _envelope_prominence(centred, duration_s)
     combs = []
     for name in FAULT_ORDERS:
         order = orders.get(name)
@@ -240,7 +235,7 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
         sb = [_peak(prom, df, h * order * shaft_hz + d * shaft_hz, max(1.0, 0.03 * shaft_hz)) for d in (-1, 1)]
         combs.append(float(np.nanmax(sb)) if np.any(np.isfinite(sb)) else 0.0)
     # strongest non-synchronous peak between 1.5 and 12 orders, with its 2nd/3rd harmonics
-    freqs = np.arange(keep) * df
+    freqs = np.arange(prom.shape[0]) * df
     order_axis = freqs / shaft_hz
     mask = (order_axis >= 1.5) & (order_axis <= 12.0) & (np.abs(order_axis - np.round(order_axis)) > 0.06)
     if np.any(mask):
@@ -273,9 +268,9 @@ def kurtogram_bands() -> tuple[tuple[float, float], ...]:
 _KURTOGRAM_BANDS = kurtogram_bands()
 
 
-def _envelope_prominence(env: np.ndarray, duration_s: float) -> tuple[np.ndarray, float]:
-    """Log envelope spectrum over its running median (up to :data:`ENV_MAX_HZ`), and its bin width."""
-    centred = env - float(env.mean())
+def _envelope_prominence(centred: np.ndarray, duration_s: float) -> tuple[np.ndarray, float]:
+    """Log spectrum of a centred envelope over its running median (up to :data:`ENV_MAX_HZ`), and
+    its bin width."""
     mag = np.abs(scipy.fft.rfft(centred))
     df = 1.0 / duration_s
     keep = min(int(ENV_MAX_HZ / df) + 1, mag.shape[0])
@@ -415,7 +410,7 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
         k_envs.append(env)
         k_kurt.append(float(np.mean(p2 * p2) / max(float(np.mean(p2)) ** 2, 1e-30)) - 2.0)
     top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
-    env_proms += [_envelope_prominence(k_envs[i], n / SAMPLE_RATE)[0] for i in top]
+    env_proms += [_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), n / SAMPLE_RATE)[0] for i in top]
     best_band = _KURTOGRAM_BANDS[int(top[0])]
     df_env = SAMPLE_RATE / n
     comb_scores = []
