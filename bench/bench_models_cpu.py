@@ -58,6 +58,15 @@ def build_variants(registry: ModelRegistry, modality: str, batch: int, compile_s
             compiled(x_t)
         extra["student_torch_compile_cold_s"] = time.perf_counter() - t0
         variants["student_torch_compile"] = torch_call(compiled)
+    if "teacher_fp32" not in card.files:  # not shipped (size): time an ONNX export of the same architecture
+        import tempfile
+
+        from models.export.onnx_export import export_onnx
+
+        path = Path(tempfile.mkdtemp()) / "teacher.fp32.onnx"
+        export_onnx(teacher, shape, path)
+        session = ort_session(path, threads=1)
+        variants["teacher_ort_fp32"] = (lambda s=session: s.run([OUTPUT_NAME], {INPUT_NAME: x_np}))
     for role, name in (("teacher_fp32", "teacher_ort_fp32"), ("student_fp32", "student_ort_fp32"),
                        ("student_int8_cpu", "student_ort_int8_cpu"),
                        ("student_int8_tensorrt", "student_ort_int8_tensorrt")):

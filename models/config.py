@@ -28,6 +28,10 @@ class TeacherConfig(BaseModel):
     num_heads: int = Field(default=8, ge=1)
     intermediate_size: int = Field(default=256, ge=8)
     dropout: float = Field(default=0.1, ge=0.0, lt=1.0)
+    value_embedding: str = Field(default="linear", pattern="^(linear|mlp)$", description="Feature-token "
+                                 "transformer: how a value becomes a token (linear, or a per-feature GELU MLP).")
+    max_seconds: float | None = Field(default=None, gt=0, description="Stop training after this wall time "
+                                      "(best validation epoch kept); None: epochs / early stopping only.")
     thermal_patch: int = Field(default=20, ge=2, description="ViT patch size on 120x160 frames (frame ablation).")
     audio_patch: int = Field(default=16, ge=2, description="AST patch size on the log-mel (log-mel ablation).")
     audio_stride: int = Field(default=10, ge=1, description="AST frequency and time stride.")
@@ -130,7 +134,7 @@ class TrainConfig(BaseModel):
 def default_train_config(modality: str, **overrides: object) -> TrainConfig:
     """The defaults of ``modality`` (what ``linewatch train`` and the shipped models use).
 
-    Every modality reads its physics-normalised vector (features v2) with the same model
+    Every modality reads its physics-normalised vector (features v3) with the same model
     families, so the defaults are shared; the dict form keeps per-modality overrides possible.
 
     >>> default_train_config("audio").teacher.hidden_size

@@ -39,7 +39,7 @@ class ModelFamily:
 VECTOR_TEACHER = "FeatureTokenTransformerForClassification (transformers PreTrainedModel, from config)"
 VECTOR_STUDENT = "MLP over the standardised model-input vector (2 hidden layers)"
 
-#: What the shipped models are (features v2): every modality reads its physics-normalised vector.
+#: What the shipped models are (features v2+): every modality reads its physics-normalised vector.
 FAMILIES: dict[str, ModelFamily] = {
     m: ModelFamily(m, "models.plc.teacher:build_plc_teacher", "models.plc.student:build_plc_student",
                    VECTOR_TEACHER, VECTOR_STUDENT, per_feature_standardization=True)

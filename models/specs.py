@@ -1,14 +1,14 @@
 """What every model of a modality consumes and predicts.
 
 Model inputs are exactly what the shared feature functions in :mod:`pipeline.features`
-return (the messages' ``vector``, features v2), so training and serving never disagree:
+return (the messages' ``vector``, features v3), so training and serving never disagree:
 
 ========  ===========================================================  ==================
 modality  producer                                                     per-sample shape
 ========  ===========================================================  ==================
-plc       ``pipeline.features.plc_physics.plc_vector``                 ``(43,)``
+plc       ``pipeline.features.plc_physics.plc_vector``                 ``(45,)``
 thermal   ``pipeline.features.thermal_regions.thermal_vector``         ``(69,)``
-audio     ``pipeline.features.audio_physics.audio_vector``             ``(70,)``
+audio     ``pipeline.features.audio_physics.audio_vector``             ``(79,)``
 ========  ===========================================================  ==================
 
 Any scaling beyond that (standardisation with training-set statistics) is baked into the models

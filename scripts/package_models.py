@@ -35,7 +35,11 @@ def main() -> None:
                         help="fit the fusion even when not every modality was packaged in this call (the "
                              "registry's latest models of all three, on this run's validation split)")
     parser.add_argument("--keep-teacher-checkpoint", action="store_true",
-                        help="also ship the teacher as a Hugging Face checkpoint (1.6 MB per modality)")
+                        help="also ship the teacher as a Hugging Face checkpoint (~7 MB per modality)")
+    parser.add_argument("--ship-teacher-onnx", action="store_true",
+                        help="also write teacher.fp32.onnx into the registry (~7 MB per modality; the teacher is "
+                             "evaluated in torch either way, and bench_models_cpu times an ONNX export of its "
+                             "architecture when the registry holds none)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     import torch
@@ -57,7 +61,8 @@ def main() -> None:
             splits[m] = {k: np.asarray(v) for k, v in bundle.split.items()}
             cfg = TrainConfig.model_validate(bundle.config)
             cfg = cfg.model_copy(update={"device": "cpu", "threads": 1, "progress": False,
-                                         "save_teacher_checkpoint": args.keep_teacher_checkpoint})
+                                         "save_teacher_checkpoint": args.keep_teacher_checkpoint,
+                                         "export_teacher": args.ship_teacher_onnx})
             data = train.samples(m)
             card = package(bundle, data, args.registry, cfg, unseen=unseen.samples(m), force=args.force)
             cards[m] = card

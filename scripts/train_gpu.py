@@ -117,6 +117,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="reuse the feature vectors of an earlier run")
     parser.add_argument("--teacher-epochs", type=int, default=120)
     parser.add_argument("--teacher-lr", type=float, default=1e-3)
+    parser.add_argument("--teacher-hidden", type=int, default=None, help="default: TeacherConfig's")
+    parser.add_argument("--teacher-layers", type=int, default=None)
+    parser.add_argument("--teacher-heads", type=int, default=None)
+    parser.add_argument("--teacher-ff", type=int, default=None)
+    parser.add_argument("--teacher-embedding", default=None, choices=("linear", "mlp"))
+    parser.add_argument("--teacher-max-seconds", type=float, default=None, help="wall-time limit per teacher")
     parser.add_argument("--student-epochs", type=int, default=80)
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--patience", type=int, default=20)
@@ -160,11 +166,16 @@ def main() -> None:
         torch.backends.cuda.matmul.allow_tf32 = True
     bundles = out / "bundles"
     results["models"] = {}
-    for modality in args.modalities.split(","):
+    for modality in [m for m in args.modalities.split(",") if m]:  # "": render the data only
         t = time.perf_counter()
         cfg = TrainConfig(device=args.device, batch_size=args.batch_size, progress=False, seed=args.seed,
                           patience=args.patience)
         cfg.teacher.lr = args.teacher_lr
+        for field, value in (("hidden_size", args.teacher_hidden), ("num_layers", args.teacher_layers),
+                             ("num_heads", args.teacher_heads), ("intermediate_size", args.teacher_ff),
+                             ("value_embedding", args.teacher_embedding), ("max_seconds", args.teacher_max_seconds)):
+            if value is not None:
+                setattr(cfg.teacher, field, value)
         cfg.teacher.epochs, cfg.teacher.min_epochs = args.teacher_epochs, args.teacher_epochs // 2
         cfg.student.epochs, cfg.student.min_epochs = args.student_epochs, args.student_epochs // 3
         if args.smoke:
@@ -194,7 +205,7 @@ def main() -> None:
         (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
     import shutil
 
-    shutil.rmtree(bundles)
+    shutil.rmtree(bundles, ignore_errors=True)
     results["phases"]["total_s"] = round(time.perf_counter() - T0, 1)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
     log("done: " + ", ".join(f"{p.name} {p.stat().st_size / 2**20:.1f} MiB" for p in sorted(out.iterdir())))

@@ -16,7 +16,7 @@ PLC file of the machine comes along.
 
 >>> ds = build_domain_dataset(1, n_assets=6, seed=3, workers=1)
 >>> ds.n, ds.audio.shape[1], ds.thermal.shape[1], ds.plc.shape[1], len(set(ds.groups))
-(6, 70, 69, 43, 3)
+(6, 79, 69, 45, 3)
 """
 
 from __future__ import annotations

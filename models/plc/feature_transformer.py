@@ -30,9 +30,11 @@ class FeatureTokenTransformerConfig(PretrainedConfig):
         intermediate_size: int = 128,
         hidden_dropout_prob: float = 0.1,
         layer_norm_eps: float = 1e-6,
+        value_embedding: str = "linear",
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.value_embedding = value_embedding
         self.num_features = num_features
         self.hidden_size = hidden_size
         self.num_hidden_layers = num_hidden_layers
@@ -78,6 +80,13 @@ class FeatureTokenTransformerForClassification(PreTrainedModel):
         d = config.hidden_size
         self.value_weight = nn.Parameter(torch.randn(config.num_features, d) * 0.1)
         self.value_bias = nn.Parameter(torch.zeros(config.num_features, d))
+        # "mlp": a per-feature nonlinear embedding (value -> GELU(v w_f + b_f) -> shared linear + the
+        # feature's own offset), which lets attention see thresholds on a value, not only its size
+        # (Gorishniy et al. 2022, "On embeddings for numerical features in tabular deep learning")
+        self.embed_mlp = config.value_embedding == "mlp"
+        if self.embed_mlp:
+            self.value_proj = nn.Linear(d, d)
+            self.feature_offset = nn.Parameter(torch.zeros(config.num_features, d))
         self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
         self.blocks = nn.ModuleList(_Block(config) for _ in range(config.num_hidden_layers))
         self.norm = nn.LayerNorm(d, eps=config.layer_norm_eps)
@@ -92,6 +101,8 @@ class FeatureTokenTransformerForClassification(PreTrainedModel):
 
     def forward(self, input_values: torch.Tensor, labels: torch.Tensor | None = None) -> SequenceClassifierOutput:
         tokens = input_values.unsqueeze(-1) * self.value_weight + self.value_bias
+        if self.embed_mlp:
+            tokens = self.value_proj(F.gelu(tokens)) + self.feature_offset
         x = torch.cat([self.cls_token.expand(tokens.shape[0], -1, -1), tokens], dim=1)
         for block in self.blocks:
             x = block(x)

@@ -38,6 +38,7 @@ def build_plc_teacher(
             num_attention_heads=cfg.num_heads,
             intermediate_size=cfg.intermediate_size,
             hidden_dropout_prob=cfg.dropout,
+            value_embedding=cfg.value_embedding,
             **class_labels(classes),
         ),
     )

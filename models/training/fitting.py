@@ -148,7 +148,8 @@ def fit_models(modality: str, data: LabelledSamples, cfg: TrainConfig) -> FitBun
     if cfg.teacher.epochs > 0:
         teacher_fit = fit(teacher, tr.inputs, tr.labels, va.inputs, va.labels, classes, epochs=cfg.teacher.epochs,
                           lr=cfg.teacher.lr, weight_decay=cfg.teacher.weight_decay, seed=cfg.seed,
-                          desc=f"{modality} teacher", min_epochs=cfg.teacher.min_epochs, **common)
+                          desc=f"{modality} teacher", min_epochs=cfg.teacher.min_epochs,
+                          max_seconds=cfg.teacher.max_seconds, **common)
     soft = predict_logits(teacher, tr.inputs)
     models: dict[str, nn.Module] = {"teacher": teacher}
     fits: dict[str, FitResult | None] = {"teacher": teacher_fit}

@@ -84,14 +84,19 @@ def fit(
     temperature: float = 4.0,
     alpha: float = 0.0,
     min_epochs: int | None = None,
+    max_seconds: float | None = None,
 ) -> FitResult:
     """Train ``model`` in place (AdamW, cosine LR, class-balanced CE), keep the best val epoch.
 
     With ``teacher_logits`` (aligned with ``x_train``) the loss is :func:`distillation_loss`.
     Stops when val macro-F1 has not improved for ``patience`` epochs, but not before
     ``min_epochs`` (default: half of ``epochs``; transformers from scratch start slowly and a
-    noisy early peak must not end their training); restores the best weights.
+    noisy early peak must not end their training); restores the best weights. ``max_seconds``
+    ends training after that wall time (a GPU lease is finite), keeping the best epoch so far.
     """
+    import time
+
+    started = time.perf_counter()
     min_epochs = epochs // 2 if min_epochs is None else min_epochs
     generator = torch.Generator().manual_seed(seed)
     counts = np.bincount(y_train, minlength=len(classes)).astype(np.float64)
@@ -140,6 +145,10 @@ def fit(
         if val_f1 > best_f1 + 1e-4:
             best_f1, best_epoch, best_state = val_f1, epoch, copy.deepcopy(model.state_dict())
         elif epoch - best_epoch >= patience and epoch >= min_epochs:
+            stopped = True
+            break
+        if max_seconds is not None and time.perf_counter() - started > max_seconds:
+            log.warning("%s: stopped after %d epochs at the %.0f s time limit", desc, epoch, max_seconds)
             stopped = True
             break
     bar.close()

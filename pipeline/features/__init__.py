@@ -4,5 +4,8 @@ Bump :data:`FEATURES_VERSION` whenever an output changes meaning, order or scale
 carry it and models record the version they were trained on.
 """
 
-FEATURES_VERSION: int = 2
-"""2: the messages carry ``vector``, the physics-normalised model input (see docs/features.md)."""
+FEATURES_VERSION: int = 3
+"""2: the messages carry ``vector``, the physics-normalised model input (see docs/features.md).
+3: audio vector 79 values (fast-kurtogram demodulation bands, fault combs with a shared slip, blind
+comb for unknown bearings); PLC vector 45 values (rated current estimated from rated power, VFD
+flag, affinity-law pressure)."""

@@ -15,7 +15,11 @@ asset entry and tolerates the variants other tools write (documented for users i
   (``n_elements`` | ``n_balls`` | ``balls``, ``ball_d_mm`` | ``ball_diameter_mm``,
   ``pitch_d_mm`` | ``pitch_diameter_mm``, ``contact_angle_deg``), else a known
   ``designation`` (6205 ...), else ``bearing_frequencies_hz`` divided by the nominal speed;
-* everything else is optional: ``resonance_band_hz``, ``rated_current_a``,
+* rated current: ``rated_current_a`` (or ``nominal_current_a`` ...), else estimated from the
+  rated power (``rated_power_kw`` | ``power_kw`` | ``rated_power_hp``) and the voltage
+  (``rated_voltage_v``, else 400 V at 50 Hz / 460 V at 60 Hz) with a typical power factor x
+  efficiency of :data:`TYPICAL_PF_EFFICIENCY` (``rated_current_estimated`` says so);
+* everything else is optional: ``resonance_band_hz``,
   ``pressure_nominal_bar``, ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
   ``fan_side``, ``asset_type``.
@@ -162,6 +166,18 @@ class FrameMeta:
                    str(unit).lower() if unit else None, _num(raw, "scale"), _num(raw, "offset"))
 
 
+#: Power factor x efficiency of an induction motor at rated load (typically 0.8-0.9 x 0.85-0.95).
+TYPICAL_PF_EFFICIENCY = 0.76
+
+
+def _rated_kw(entry: Mapping[str, Any]) -> float | None:
+    """Rated mechanical power in kW (``rated_power_kw`` / ``power_kw`` / ``kw``, or horsepower)."""
+    kw = _num(entry, "rated_power_kw", "power_kw", "kw", "motor_kw")
+    if kw is None and (hp := _num(entry, "rated_power_hp", "power_hp", "hp")) is not None:
+        kw = hp * 0.7457
+    return kw if kw is not None and kw > 0 else None
+
+
 @dataclass(frozen=True)
 class AssetProfile:
     """Per-machine parameters of the feature code (all optional but the id)."""
@@ -176,6 +192,7 @@ class AssetProfile:
     bearing_orders: Mapping[str, float] = field(default_factory=dict)
     resonance_band_hz: tuple[float, float] | None = None
     rated_current_a: float | None = None
+    rated_current_estimated: bool = False
     nominal_rpm: float | None = None
     pressure_nominal_bar: float | None = None
     load_profile: str | None = None
@@ -207,6 +224,11 @@ class AssetProfile:
         if rng is not None:
             vfd = vfd or rng[1] / max(rng[0], 1e-6) > 1.15
         band = _pair(entry.get("resonance_band_hz"))
+        current = _num(entry, "rated_current_a", "nominal_current_a", "current_rated_a", "fla_a")
+        estimated = False
+        if current is None and (kw := _rated_kw(entry)) is not None:
+            volts = _num(entry, "rated_voltage_v", "voltage_v", "voltage") or (460.0 if line == 60.0 else 400.0)
+            current, estimated = kw * 1000.0 / (math.sqrt(3.0) * volts * TYPICAL_PF_EFFICIENCY), True
         load = entry.get("load_profile")
         fan = entry.get("fan_side")
         frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
@@ -216,7 +238,7 @@ class AssetProfile:
             nominal_shaft_hz=shaft if shaft and shaft > 0 else None,
             speed_range_hz=rng, vfd=vfd, line_frequency_hz=line, poles=poles,
             bearing_orders=_orders(entry, shaft), resonance_band_hz=band,
-            rated_current_a=_num(entry, "rated_current_a", "nominal_current_a", "current_rated_a", "fla_a"),
+            rated_current_a=current, rated_current_estimated=estimated,
             nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
             load_profile=str(load).lower() if load else None,

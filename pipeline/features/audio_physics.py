@@ -21,8 +21,13 @@ microphone's gain; this vector does not see either:
    read at h x the bearing's fault orders (h = 1..3), as log prominences over the local median.
    A bearing of unknown geometry still shows in the strongest non-synchronous envelope peak.
 5. **Shape.** Band-energy shares (dB) and spectral kurtosis per band (impulsiveness).
+6. **Bearing combs** (features v3). A fast kurtogram (:func:`kurtogram_bands`: kurtosis of the
+   squared envelope in a tree of bands) picks the clip's most impulsive demodulation bands, where
+   a defect rings the structure; :func:`fault_comb` scores each fault frequency's harmonics with
+   one common slip / speed-error deviation, with the BPFI +-1x and 2xBSF +-FTF sidebands;
+   :func:`blind_comb` finds the best comb of any non-synchronous order (unknown bearings).
 
-:data:`AUDIO_VECTOR_NAMES` names the 70 float32 values (all finite). Bump
+:data:`AUDIO_VECTOR_NAMES` names the 79 float32 values (all finite). Bump
 ``pipeline.features.FEATURES_VERSION`` when they change.
 
 >>> sr = 16000; t = np.arange(sr) / sr
@@ -30,7 +35,7 @@ microphone's gain; this vector does not see either:
 >>> clip = tone + 0.01 * np.random.default_rng(0).standard_normal(sr)
 >>> v = audio_vector(clip, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> v.shape, abs(float(v[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")]) * 60 - 24.7) < 0.3
-((70,), True)
+((79,), True)
 >>> louder = audio_vector(clip * 4.0, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> bool(np.allclose(v, louder, atol=1e-3))
 True
@@ -72,6 +77,15 @@ SK_N_FFT = 64
 SK_HOP = 32
 PROM_CLIP = (-3.0, 8.0)
 NOISE_PROMINENCE = 1.0
+#: Fast-kurtogram-style band tree for the demodulation band (bandwidths in Hz, half-band steps).
+KURTOGRAM_BANDWIDTHS_HZ: tuple[float, ...] = (4_000.0, 2_000.0, 1_000.0, 500.0)
+KURTOGRAM_RANGE_HZ = (400.0, 7_800.0)
+KURTOGRAM_TOP = 3
+COMB_HARMONICS = 4
+#: Shared relative deviation of a fault comb from its kinematic frequency: rolling elements slip
+#: (the defect rate runs 1-2 % below kinematics) and the speed estimate errs by about 1 %.
+COMB_DEVIATION = np.arange(-0.04, 0.0201, 0.002)
+BLIND_ORDERS = (1.5, 12.0, 0.01)
 
 AUDIO_VECTOR_NAMES: tuple[str, ...] = (
     *(f"shaft.{k}x.prom" for k in range(1, N_SHAFT_HARMONICS + 1)),
@@ -86,6 +100,8 @@ AUDIO_VECTOR_NAMES: tuple[str, ...] = (
     "wave.crest_log", "wave.kurtosis_log",
     "speed.shaft_hz", "speed.ratio_to_nominal", "speed.confidence", "speed.hint_used",
     "flag.orders_available", "flag.band_known", "flag.vfd",
+    "kurtogram.kurtosis_log", "kurtogram.center", "kurtogram.log2_bandwidth",
+    "comb.bpfo", "comb.bpfi", "comb.bsf2", "comb.max", "comb.blind", "comb.blind_order",
 )
 
 
@@ -199,12 +215,7 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
     var = float(np.mean(centred**2)) + 1e-24
     modulation = float(np.sqrt(var) / mean)
     kurt = float(np.mean(centred**4) / var**2)
-    mag = np.abs(scipy.fft.rfft(centred))
-    df = 1.0 / duration_s
-    keep = min(int(ENV_MAX_HZ / df) + 1, mag.shape[0])
-    log_m = np.log(mag[:keep] + 1e-12)
-    prom = log_m - median_filter(log_m, size=ENV_FLOOR_HZ, mode="nearest")
-    prom[: max(int(2.0 / df), 1)] = 0.0  # below 2 Hz: the envelope's DC leakage
+    prom, df = _envelope_prominence(centred, duration_s)
     combs = []
     for name in FAULT_ORDERS:
         order = orders.get(name)
@@ -224,7 +235,7 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
         sb = [_peak(prom, df, h * order * shaft_hz + d * shaft_hz, max(1.0, 0.03 * shaft_hz)) for d in (-1, 1)]
         combs.append(float(np.nanmax(sb)) if np.any(np.isfinite(sb)) else 0.0)
     # strongest non-synchronous peak between 1.5 and 12 orders, with its 2nd/3rd harmonics
-    freqs = np.arange(keep) * df
+    freqs = np.arange(prom.shape[0]) * df
     order_axis = freqs / shaft_hz
     mask = (order_axis >= 1.5) & (order_axis <= 12.0) & (np.abs(order_axis - np.round(order_axis)) > 0.06)
     if np.any(mask):
@@ -236,6 +247,86 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
     else:
         nonsync = (0.0, 0.0, 0.0, 0.0)
     return [modulation, float(np.log1p(max(kurt, 0.0)))], np.asarray(combs), prom, nonsync
+
+
+def kurtogram_bands() -> tuple[tuple[float, float], ...]:
+    """Candidate demodulation bands: a tree of bandwidths, each band shifted by half its width.
+
+    >>> len(kurtogram_bands()), kurtogram_bands()[0]
+    (49, (400.0, 4400.0))
+    """
+    out = []
+    lo, hi = KURTOGRAM_RANGE_HZ
+    for bw in KURTOGRAM_BANDWIDTHS_HZ:
+        start = lo
+        while start + bw <= hi + 1e-6:
+            out.append((start, start + bw))
+            start += bw / 2.0
+    return tuple(out)
+
+
+_KURTOGRAM_BANDS = kurtogram_bands()
+
+
+def _envelope_prominence(centred: np.ndarray, duration_s: float) -> tuple[np.ndarray, float]:
+    """Log spectrum of a centred envelope over its running median (up to :data:`ENV_MAX_HZ`), and
+    its bin width."""
+    mag = np.abs(scipy.fft.rfft(centred))
+    df = 1.0 / duration_s
+    keep = min(int(ENV_MAX_HZ / df) + 1, mag.shape[0])
+    log_m = np.log(mag[:keep] + 1e-12)
+    prom = log_m - median_filter(log_m, size=ENV_FLOOR_HZ, mode="nearest")
+    prom[: max(int(2.0 / df), 1)] = 0.0  # below 2 Hz: the envelope's DC leakage
+    return prom, df
+
+
+def _comb_values(prom: np.ndarray, df: float, freqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prominence at ``freqs`` (max of the two nearest bins, clipped) and which are inside the spectrum."""
+    inside = freqs < (prom.shape[0] - 2) * df
+    i0 = np.clip(np.floor(freqs / df).astype(np.int64), 0, prom.shape[0] - 2)
+    return np.where(inside, np.clip(np.maximum(prom[i0], prom[i0 + 1]), -1.0, PROM_CLIP[1]), 0.0), inside
+
+
+def fault_comb(prom: np.ndarray, df: float, f0: float, sideband_hz: float = 0.0) -> float:
+    """Harmonic comb score of a fault frequency ``f0`` in an envelope spectrum.
+
+    Mean prominence of the harmonics ``h f0 (1 + d)``, h = 1..:data:`COMB_HARMONICS`, for the best
+    *common* deviation ``d`` (:data:`COMB_DEVIATION`: slip and speed error shift every harmonic
+    alike, so one ``d`` is searched instead of a window per harmonic, which keeps healthy clips low);
+    with ``sideband_hz`` (BPFI: the shaft rate, an inner race passes the load zone once per turn;
+    2xBSF: the cage rate FTF) half of the stronger sideband ``h f0 (1 + d) +- sideband_hz`` is added.
+
+    >>> prom = np.zeros(801); prom[[100, 200, 300, 400]] = 5.0
+    >>> round(fault_comb(prom, 1.0, 101.0), 2), round(fault_comb(prom, 1.0, 143.0), 2)
+    (5.0, 0.0)
+    """
+    if not (np.isfinite(f0) and f0 > 0):
+        return 0.0
+    freqs = np.outer(1.0 + COMB_DEVIATION, np.arange(1, COMB_HARMONICS + 1) * f0)
+    values, inside = _comb_values(prom, df, freqs)
+    count = np.maximum(inside.sum(axis=1), 1)
+    score = values.sum(axis=1) / count
+    if sideband_hz > 0:
+        lower, _ = _comb_values(prom, df, np.maximum(freqs - sideband_hz, 0.0))
+        upper, _ = _comb_values(prom, df, freqs + sideband_hz)
+        score = score + 0.5 * (np.maximum(lower, upper) * inside).sum(axis=1) / count
+    return float(np.max(score)) if np.any(inside) else 0.0
+
+
+def blind_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, float]:
+    """Strongest harmonic comb of any non-synchronous order in 1.5-12 (a bearing of unknown geometry).
+
+    Returns ``(score, order)``; integer orders (+-0.08) are left out (shaft harmonics).
+    """
+    lo, hi, step = BLIND_ORDERS
+    orders = np.arange(lo, hi, step)
+    orders = orders[np.abs(orders - np.round(orders)) > 0.08]
+    freqs = np.outer(orders * shaft_hz, np.arange(1, COMB_HARMONICS + 1))
+    values, inside = _comb_values(prom, df, freqs)
+    n_in = inside.sum(axis=1)
+    score = np.where(n_in >= 2, values.sum(axis=1) / np.maximum(n_in, 1), -1.0)
+    best = int(np.argmax(score))
+    return float(score[best]), float(orders[best])
 
 
 def _spectral_kurtosis(x: np.ndarray) -> np.ndarray:
@@ -302,13 +393,31 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     else:  # the most impulsive band above 1 kHz
         i = int(np.argmax(sk[1:])) + 1
         bands.append(SK_BANDS_HZ[i])
-    env_stats, combs, nonsync_best = [], [], (-np.inf, 0.0, 0.0, 0.0)
+    env_stats, combs, nonsync_best, env_proms = [], [], (-np.inf, 0.0, 0.0, 0.0), []
     for band in bands:
-        stats, comb, _, nonsync = _envelope_features(_band_envelope(spectrum, n, band), n / SAMPLE_RATE, orders, f_r)
+        stats, comb, prom_b, nonsync = _envelope_features(_band_envelope(spectrum, n, band), n / SAMPLE_RATE, orders,
+                                                           f_r)
         env_stats += stats
         combs.append(comb)
+        env_proms.append(prom_b)
         if nonsync[0] > nonsync_best[0]:
             nonsync_best = nonsync
+    # fast kurtogram: the most impulsive demodulation bands of this clip (kurtosis of the envelope)
+    k_envs, k_kurt = [], []
+    for band in _KURTOGRAM_BANDS:
+        env = _band_envelope(spectrum, n, band)
+        p2 = env * env
+        k_envs.append(env)
+        k_kurt.append(float(np.mean(p2 * p2) / max(float(np.mean(p2)) ** 2, 1e-30)) - 2.0)
+    top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
+    env_proms += [_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), n / SAMPLE_RATE)[0] for i in top]
+    best_band = _KURTOGRAM_BANDS[int(top[0])]
+    df_env = SAMPLE_RATE / n
+    comb_scores = []
+    for name, sideband in (("bpfo", 0.0), ("bpfi", f_r), ("bsf2", orders.get("ftf", 0.0) * f_r)):
+        order = orders.get(name)
+        comb_scores.append(max(fault_comb(p, df_env, order * f_r, sideband) for p in env_proms) if order else 0.0)
+    blind = max(blind_comb(p, df_env, f_r) for p in env_proms)
     out += env_stats
     out += np.max(np.stack(combs), axis=0).tolist()
     out += [nonsync_best[0] if np.isfinite(nonsync_best[0]) else 0.0, nonsync_best[1] / 12.0, nonsync_best[2],
@@ -319,13 +428,16 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     nominal = hint_hz or profile.nominal_shaft_hz
     out += [f_r / 60.0, f_r / nominal if nominal else 1.0, speed.confidence, float(speed.hint_used),
             float(bool(profile.bearing_orders)), float(profile.resonance_band_hz is not None), float(profile.vfd)]
+    out += [float(np.log1p(max(k_kurt[int(top[0])], 0.0))), 0.5 * (best_band[0] + best_band[1]) / SAMPLE_RATE,
+            float(np.log2((best_band[1] - best_band[0]) / 1_000.0))]
+    out += comb_scores + [max(comb_scores + [blind[0]]), blind[0], blind[1] / 12.0]
     vec = np.asarray(out, dtype=np.float64)
     return vec
 
 
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                  shaft_hz: float | None = None) -> np.ndarray:
-    """``float32 (70,)`` physics-normalised model input of one clip (see the module docstring).
+    """``float32 (79,)`` physics-normalised model input of one clip (see the module docstring).
 
     ``asset``: an :class:`~pipeline.features.asset_profile.AssetProfile`, an ``assets.json`` entry or
     ``AssetInfo`` (None: no speed or bearing knowledge; the speed is searched in 8-65 Hz).

@@ -11,7 +11,7 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 >>> msg = thermal_features_message("PMP-01", "pump", 1_000, np.full((120, 160), 30000, np.uint16),
 ...                                source="thermal/frames/PMP-01/a.tiff", ingest_time_ms=1_005)
 >>> msg.features_version, msg.frame.dtype.name, msg.frame.shape, round(msg.stats["max_c"], 2), msg.vector.shape
-(2, 'float16', (120, 160), 26.85, (69,))
+(3, 'float16', (120, 160), 26.85, (69,))
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def trained_plc(tmp_path_factory):
     stats = fit_standardizer(split.train.inputs, per_feature=True)
     model = family("plc").build_student(StudentConfig(hidden=32), len(data.classes), data.sample_shape, stats)
     fit(model, split.train.inputs, split.train.labels, split.val.inputs, split.val.labels, data.classes,
-        epochs=15, lr=3e-3, weight_decay=1e-4, batch_size=32, patience=15, seed=0, desc="t", progress=False)
+        epochs=30, lr=3e-3, weight_decay=1e-4, batch_size=32, patience=30, seed=0, desc="t", progress=False)
     path = export_onnx(model, data.sample_shape, tmp_path_factory.mktemp("q") / "fp32.onnx")
     return split, path
 

@@ -1,4 +1,4 @@
-"""Physics-normalised model inputs (features v2): what each one must be invariant to, and what it
+"""Physics-normalised model inputs (features v3): what each one must be invariant to, and what it
 must see. Hand-made signals and domain-randomised simulator samples."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from linewatch.simulator.domain import (
     draw_domain_specs,
 )
 from models.inputs import InputMismatchError, input_array
+from pipeline.features import FEATURES_VERSION
 from pipeline.features.asset_profile import AssetProfile, load_profiles
 from pipeline.features.audio_physics import (
     AUDIO_VECTOR_NAMES,
@@ -91,6 +92,42 @@ def test_audio_vector_is_gain_and_rate_invariant_and_sees_the_bearing_orders() -
         audio_vector(np.zeros(SR, np.float32), SR, asset)
 
 
+def _knocky_bearing_clip(shaft_hz: float, rate_hz: float, seed: int, amp: float, load_zone: bool = False) -> np.ndarray:
+    """Tones, noise, random healthy knocks and (amp > 0) a defect rate 1.5 % below kinematics
+    (rolling-element slip), optionally modulated once per turn (inner race in the load zone)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(SR) / SR
+    x = 0.05 * np.sin(2 * np.pi * shaft_hz * t) + 0.02 * np.sin(2 * np.pi * 2 * shaft_hz * t)
+    x += 0.02 * rng.standard_normal(SR)
+    imp = np.zeros(SR)
+    imp[rng.integers(0, SR, 40)] = 0.3 * np.abs(rng.standard_normal(40))  # random knocks, no period
+    if amp:
+        times = np.arange(rng.uniform(0, 0.01), 1, 1 / (rate_hz * 0.985))
+        a = amp * (1 - 0.7 * 0.5 * (1 - np.cos(2 * np.pi * shaft_hz * times))) if load_zone else np.full(times.size, amp)
+        np.add.at(imp, (times * SR).astype(int), a)
+    ring = np.exp(-np.arange(200) / 25.0) * np.sin(2 * np.pi * 4_200 * np.arange(200) / SR)
+    return (x + np.convolve(imp, ring)[:SR]).astype(np.float32)
+
+
+def test_fault_combs_see_a_slipping_defect_among_random_knocks() -> None:
+    """Features v3: kurtogram band + comb with a shared slip find BPFI (load-zone modulated) in a
+    clip whose random knocks are as loud as the defect; a bearing of unknown geometry is found by
+    the blind comb at its order."""
+    orders = {"bpfo": 3.585, "bpfi": 5.415, "bsf": 2.357, "ftf": 0.398}
+    asset = {"asset_id": "M", "nominal_rpm": 1470, "bearing_orders": orders}
+    unknown = {"asset_id": "M", "nominal_rpm": 1470}
+    f_r = 24.5
+    comb, blind, order = (AUDIO_VECTOR_NAMES.index(n) for n in ("comb.bpfi", "comb.blind", "comb.blind_order"))
+    healthy = [audio_vector(_knocky_bearing_clip(f_r, 0, s, 0.0), SR, asset) for s in range(4)]
+    inner = [audio_vector(_knocky_bearing_clip(f_r, 5.415 * f_r, s, 0.3, load_zone=True), SR, asset) for s in range(4)]
+    assert min(v[comb] for v in inner) > max(v[comb] for v in healthy) + 0.5
+    outer = audio_vector(_knocky_bearing_clip(f_r, 3.585 * f_r, 9, 0.3), SR, unknown)
+    blank = audio_vector(_knocky_bearing_clip(f_r, 0, 9, 0.0), SR, unknown)
+    assert outer[blind] > blank[blind] + 0.5
+    assert abs(outer[order] * 12 - 3.585 * 0.985) < 0.1  # the order it found: BPFO, slipped
+    assert outer[AUDIO_VECTOR_NAMES.index("comb.bpfo")] == 0.0  # no geometry: no targeted comb
+
+
 def test_running_speed_is_found_on_variable_speed_drives() -> None:
     """VFD machines of the randomised domain: the nameplate speed says little, the signal tells."""
     fleet = domain_fleet(12, seed=3)
@@ -134,6 +171,17 @@ def test_plc_vector_is_relative_to_the_nameplate() -> None:
     assert small[PLC_VECTOR_NAMES.index("current.mean_over_rated")] == pytest.approx(0.8)
     assert small[PLC_VECTOR_NAMES.index("pressure.mean_over_nominal")] == pytest.approx(0.75)
     assert small[PLC_VECTOR_NAMES.index("missing.winding_temp")] == 1.0 and np.all(np.isfinite(small))
+    # features v3: no rated current on the nameplate entry -> estimated from rated power and voltage
+    kw = plc_vector(values, {"asset_id": "K", "rated_power_kw": 22.0, "line_frequency_hz": 50, "nominal_rpm": 2950})
+    expected = 40.0 / (22_000 / (3**0.5 * 400 * 0.76))
+    assert kw[PLC_VECTOR_NAMES.index("current.mean_over_rated")] == pytest.approx(expected, rel=1e-4)
+    assert kw[PLC_VECTOR_NAMES.index("flag.rated_current_known")] == 0.0
+    # a drive at 70 % speed: 49 % of nominal pressure is what the affinity laws expect (ratio 1)
+    raw.update({"speed_rpm.mean": 0.7 * 2950, "pressure_bar.mean": 0.49 * 4})
+    vfd = plc_vector(np.array(list(raw.values()), np.float32),
+                     {"asset_id": "V", "nominal_rpm": 2950, "pressure_nominal_bar": 4, "vfd": True})
+    assert vfd[PLC_VECTOR_NAMES.index("pressure.affinity_ratio")] == pytest.approx(1.0, rel=1e-3)
+    assert vfd[PLC_VECTOR_NAMES.index("flag.vfd")] == 1.0
 
 
 def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
@@ -141,7 +189,7 @@ def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
     thermal = thermal_features_message("PMP-01", "pump", 1_000, frame)
     audio = audio_features_message("PMP-01", "pump", 1_000, _bearing_clip(24.5, 3.585, 0), SR,
                                    asset={"asset_id": "PMP-01", "nominal_rpm": 1470})
-    assert thermal.features_version == 2 and thermal.vector.shape == (len(THERMAL_VECTOR_NAMES),)
+    assert thermal.features_version == FEATURES_VERSION and thermal.vector.shape == (len(THERMAL_VECTOR_NAMES),)
     for msg, modality in ((thermal, "thermal"), (audio, "audio")):
         back = decode_message(encode_message(msg))
         assert back == msg
