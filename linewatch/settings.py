@@ -29,7 +29,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from linewatch.flink_settings import FlinkSettings
+from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.simulator.config import SimulatorConfig
 
 ENV_PREFIX = "LINEWATCH_"
@@ -87,6 +87,7 @@ class Settings(BaseSettings):
     streams: StreamSettings = Field(default_factory=StreamSettings)
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
     flink: FlinkSettings = Field(default_factory=FlinkSettings)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)  # ingestion's checks (pipeline)
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -1,0 +1,37 @@
+"""Audio clips: WAV → checks → log-mel spectrogram and acoustic statistics."""
+
+from __future__ import annotations
+
+import time
+
+from linewatch.contract import AudioFeatures, Modality
+from pipeline.asset_state import AssetState
+from pipeline.decoders import decode_wav
+from pipeline.features import FEATURES_VERSION
+from pipeline.features.audio_features import audio_features
+from pipeline.handlers.base import Blob, HandlerContext
+from pipeline.step import StepOutput
+from pipeline.validation import check_clip
+
+
+def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
+    entry = blob.entry
+    samples = decode_wav(blob.data, blob.ref)
+    rate = ctx.registry.sample_rate
+    problem = (check_clip(samples, rate, blob.ref, ctx.clip_limits, asset_id=blob.asset_id,
+                          event_time_ms=entry.event_time_ms)
+               or ctx.policy.after_last(entry.event_time_ms, state.last_ms.get("audio"), "audio", blob.ref,
+                                        blob.asset_id)
+               or ctx.policy.future(entry.event_time_ms, blob.now_ms, blob.ref, blob.asset_id))
+    if problem is not None:
+        ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
+        return
+    state.last_ms["audio"] = entry.event_time_ms
+    logmel, stats = audio_features(samples, rate, asset=blob.info)
+    msg = AudioFeatures(
+        asset_id=blob.asset_id, asset_type=blob.asset_type, event_time_ms=entry.event_time_ms,
+        features_version=FEATURES_VERSION, stats=stats, logmel=logmel, source=blob.ref,
+        ingest_time_ms=int(time.time() * 1000),
+    )
+    out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))
+    out.count("entries.audio")
