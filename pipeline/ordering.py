@@ -200,6 +200,8 @@ class GatewayOrder:
             if not self._fresh(key, sequence, epoch, seqs[0]) and not trust_index:
                 adm.recheck = True
                 return False
+            if self.index.present((key, sequence, epoch, order.next_seq)):
+                return False  # the fresh listing shows it: on its way
             adm.seq_gaps += seqs[0] - order.next_seq
             order.skip(order.next_seq, seqs[0])
             order.next_seq = seqs[0]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from linewatch.contract import DeadLetterReason
-from pipeline.decoders.errors import RejectedInput
+from pipeline.decoders.errors import DecodeError
 from pipeline.decoders.timestamps import TimestampError, format_timestamp_ms, parse_timestamp_ms
 
 #: Top-level landing directory -> kind of blob. The kind picks the handler.
@@ -44,7 +44,7 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-class ManifestError(RejectedInput):
+class ManifestError(DecodeError):
     """A manifest line (or the blob it names) violates the landing-zone contract."""
 
 
@@ -159,9 +159,9 @@ def parse_manifest_line(text: str) -> ParsedLine:
 
     Rejected: not JSON (``decode_error``), not an object, a missing or mistyped field, a
     timestamp without a zone or as epoch milliseconds, ``bytes``/``seq`` not a non-negative
-    integer, ``sha256`` not 64 hex digits, an unknown kind (``schema_error``). Where the path
-    points (inside the landing zone, not into ``manifests/``) is the landing zone's check
-    (:meth:`pipeline.landing.LandingZone.resolve`), not the parser's.
+    integer, ``sha256`` not 64 hex digits, an unknown kind (``schema_error``), an absolute path
+    or one with ``..`` (``path_outside_landing``). Where a relative path resolves (symlinks,
+    ``manifests/``) is the landing zone's check (:meth:`pipeline.landing.LandingZone.resolve`).
     """
     if not text.strip():
         return None
@@ -184,6 +184,11 @@ def parse_manifest_line(text: str) -> ParsedLine:
     if not isinstance(asset_id, str) or not asset_id or not isinstance(path, str) or not path or "\x00" in path:
         raise ManifestError(DeadLetterReason.SCHEMA_ERROR, "asset_id and path must be non-empty strings (no NUL)",
                             ref, text)
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or ".." in pure.parts or path.startswith("~") or "\\" in path:
+        raise ManifestError(DeadLetterReason.PATH_OUTSIDE_LANDING,
+                            f"manifest path {path!r} is absolute or climbs out with '..': use a path relative to the "
+                            "landing zone", ref, text)
     kind = data.get("kind") or kind_of_path(path)
     if kind not in KINDS:
         raise ManifestError(DeadLetterReason.SCHEMA_ERROR,

@@ -69,6 +69,10 @@ class LandingZone:
                                 f"manifest path {rel!r} resolves outside the landing zone (symlink?)", rel)
         return full
 
+    def read(self, entry: ManifestEntry, max_bytes: int = 256 << 20) -> bytes:
+        """The checked bytes of the blob a line names (:func:`read_blob` at the resolved path)."""
+        return read_blob(entry, self.resolve(entry.path), max_bytes)
+
     def pending(self, entry: ManifestEntry) -> bool:
         """Is the blob still in the landing zone, i.e. not yet handled (the job moves every
         blob it handled to the archive before its state records the line)?"""
