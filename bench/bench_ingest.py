@@ -34,11 +34,12 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from linewatch.contract import StreamNames  # noqa: E402
-from linewatch.flink_settings import FlinkSettings  # noqa: E402
-from pipeline.ingest_config import IngestConfig  # noqa: E402
-from pipeline.landing import ManifestWriter, format_time_ms  # noqa: E402
-from pipeline.runner import IngestJob, JobSpec  # noqa: E402
+from pipeline.ingest_config import IngestConfig
+
+from linewatch.contract import StreamNames
+from linewatch.flink_settings import FlinkSettings
+from pipeline.landing import ManifestWriter, format_time_ms
+from pipeline.runner import IngestJob, JobSpec
 
 ASSETS = [f"BEN-{i:02d}" for i in range(10)]
 CLK = os.sysconf("SC_CLK_TCK")

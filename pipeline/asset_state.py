@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-
 MAX_SKIPPED_RANGES = 32
 """Gaps remembered per sequence, so that a line of a skipped seq that turns up after all is
 still processed (late) instead of being taken for a replay."""
@@ -272,7 +271,7 @@ class AssetState:
 
 def baseline_to_bytes(baseline: Any) -> bytes:
     """``ThermalBaseline`` -> header (n_frames, min_frames, h, w, alpha) + float32 mean."""
-    mean = baseline._mean  # noqa: SLF001 - the class offers no public snapshot yet
+    mean = baseline._mean  # the class offers no public snapshot yet
     h, w = (0, 0) if mean is None else mean.shape
     header = np.array([baseline.n_frames, baseline.min_frames, h, w], dtype=np.int64).tobytes()
     alpha = np.array([baseline.alpha], dtype=np.float64).tobytes()
@@ -288,5 +287,5 @@ def baseline_from_bytes(raw: bytes) -> Any:
     baseline = ThermalBaseline(alpha=alpha, min_frames=min_frames)
     baseline.n_frames = n_frames
     if h and w:
-        baseline._mean = np.frombuffer(raw[40:], dtype="<f4").reshape(h, w).copy()  # noqa: SLF001
+        baseline._mean = np.frombuffer(raw[40:], dtype="<f4").reshape(h, w).copy()
     return baseline

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if status == "FAILED" else 0
     try:
         client.cancel().result()
-    except Exception as exc:  # noqa: BLE001 - already gone
+    except Exception as exc:  # already gone
         print(f"cancel: {exc}", file=sys.stderr, flush=True)
     print("JOB_STATUS CANCELED", flush=True)
     time.sleep(0)  # let the gateway flush its output

@@ -11,6 +11,7 @@ and the handler of its kind (``pipeline.handlers``: decode, validate, features).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -140,10 +141,8 @@ class AssetIngestor:
             self._archive(out, path)
             return out
         if not path.exists():  # a replay after a restart: the blob was archived already
-            try:
+            with contextlib.suppress(ManifestError):  # neither there nor archived: read_blob reports missing_file
                 path = self.zone.locate(entry.path)
-            except ManifestError:
-                pass  # read_blob reports missing_file
         try:
             closed_ms: int | None = int(os.stat(path).st_mtime * 1000)
         except OSError:
@@ -153,7 +152,7 @@ class AssetIngestor:
             HANDLERS[entry.kind](self.ctx, Blob(entry, data, info), state, out)
         except RejectedInput as exc:
             self.ctx.dead.rejection(out, source, exc, asset_id=entry.asset_id)
-        except Exception as exc:  # noqa: BLE001 - bad input must never kill the job
+        except Exception as exc:  # bad input must never kill the job
             log.exception("processing %s failed", entry.path)
             self.ctx.dead.add(out, source, DeadLetterReason.PROCESSING_ERROR,
                               f"{type(exc).__name__}: {exc}; report this with the file attached", entry.path,

@@ -29,7 +29,7 @@ __all__ = ["FlinkHeldLines", "IngestFunction", "build_job", "source_uid"]
 try:  # importing pyflink needs no JVM; keep the module importable without it installed too
     from pyflink.datastream.functions import KeyedProcessFunction as _KeyedProcessFunction
 except ImportError:  # pragma: no cover
-    _KeyedProcessFunction = object  # type: ignore[assignment,misc]
+    _KeyedProcessFunction = object
 
 
 def subtask_index(runtime_context: Any) -> int:
@@ -49,7 +49,8 @@ class FlinkHeldLines:
         self.map_state = map_state
 
     def get(self, key: str) -> str | None:
-        return self.map_state.get(key)
+        value: str | None = self.map_state.get(key)
+        return value
 
     def put(self, key: str, line: str) -> None:
         self.map_state.put(key, line)
@@ -61,7 +62,7 @@ class FlinkHeldLines:
         return list(self.map_state.keys())
 
 
-class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
+class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
     """Keyed by asset: state -> :class:`~pipeline.ingestor.AssetIngestor` -> :class:`~pipeline.effects.IngestEffects`.
 
     State layout: ``pipeline.asset_state``. Decoded states are cached per asset inside this

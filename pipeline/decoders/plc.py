@@ -134,7 +134,7 @@ def decode_plc_csv_line(line: bytes | str, columns: tuple[str, ...] = PLC_COLUMN
                 DeadLetterReason.SCHEMA_ERROR,
                 f"row has {len(fields)} fields, header has {len(columns)} ({','.join(columns)})",
             )
-        row = dict(zip(columns, fields))
+        row = dict(zip(columns, fields, strict=True))
         return _sample(row["timestamp"], row["tag"], row["value"], row["quality"], row["unit"], raw_ref)
     except UnicodeDecodeError as exc:
         raise DecodeError(DeadLetterReason.DECODE_ERROR, f"line is not UTF-8 text ({exc.reason} at byte {exc.start})",

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from pipeline.landing.contract import HIDDEN_PREFIXES, KIND_BY_DIR, MODALITY_OF_KIND, ManifestEntry, kind_of_path
@@ -101,7 +101,7 @@ def parse_file_stamp(stamp: str) -> int:
     >>> parse_file_stamp("20261129T140000100")
     1795960800100
     """
-    moment = datetime.strptime(stamp[:15], "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(stamp[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
     return int(moment.timestamp()) * 1000 + int(stamp[15:18] or 0)
 
 

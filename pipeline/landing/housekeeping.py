@@ -82,7 +82,7 @@ class Housekeeper:
             due = time.monotonic() >= next_janitor
             try:
                 self.run_pass(janitor=due)
-            except Exception:  # noqa: BLE001 - a failing pass (racing janitor, Redis away) must not end the thread
+            except Exception:  # a failing pass (racing janitor, Redis away) must not end the thread
                 log.exception("housekeeping pass failed; trying again")
             if due:
                 next_janitor = time.monotonic() + self.interval_s

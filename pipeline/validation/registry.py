@@ -144,7 +144,7 @@ class AssetRegistry:
             return unknown
         info = self._assets[sample.asset_id]
         spec = info.tags.get(sample.tag)
-        where = dict(asset_id=sample.asset_id, event_time_ms=sample.timestamp_ms)
+        where: dict[str, Any] = dict(asset_id=sample.asset_id, event_time_ms=sample.timestamp_ms)
         if spec is None:
             return InvalidRecord(DeadLetterReason.SCHEMA_ERROR,
                                  f"tag {sample.full_tag!r} is not registered for {sample.asset_id} "
@@ -189,7 +189,7 @@ class RegistryCache:
 
     def get(self, asset_id: str) -> AssetInfo | None:
         """``AssetInfo`` of the asset, None if unknown; reloads the file when it may have changed."""
-        if self.registry is None or asset_id not in self.registry:
-            if time.monotonic() - self._loaded_at >= self.reload_every_s:
-                self._load()
+        stale = time.monotonic() - self._loaded_at >= self.reload_every_s
+        if (self.registry is None or asset_id not in self.registry) and stale:
+            self._load()
         return None if self.registry is None else self.registry.get(asset_id)

@@ -113,7 +113,7 @@ def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix
     plc = [m for _, m in feature_entries(client, names, "plc")]
     for asset in {e.asset_id for e in entries}:
         ends = [m.window_end_ms for m in plc if m.asset_id == asset]  # type: ignore[attr-defined]
-        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:])), f"PLC windows of {asset} have a hole"
+        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:], strict=False)), f"PLC windows of {asset} have a hole"
     assert not list(client.xrange(names.deadletter)), f"{what} must not dead-letter valid input: {stats}"
 
 
