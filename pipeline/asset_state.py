@@ -145,6 +145,7 @@ class AssetState:
     _baseline_loaded: bool = False
     plc_touched: bool = False
     baseline_touched: bool = False
+    held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:
         return self.order.setdefault(sequence, {})
@@ -192,9 +193,18 @@ class AssetState:
         self.plc_touched = self.baseline_touched = False
 
     # ---- held lines
-    def hold(self, sequence: str, epoch: int, seq: int, line: str) -> None:
-        self.held_lines.put(held_key(sequence, epoch, seq), line)
+    def hold(self, sequence: str, epoch: int, seq: int, line: str, value: Any = None) -> None:
+        """Hold ``line`` (stored as text); ``value``, its parsed form, is kept in memory so that the
+        line is not parsed again when released (after a restore it is parsed from the text)."""
+        key = held_key(sequence, epoch, seq)
+        self.held_lines.put(key, line)
+        if value is not None:
+            self.held_values[key] = value
         self.epochs(sequence).setdefault(epoch, EpochOrder()).held += 1
+
+    def take_value(self, sequence: str, epoch: int, seq: int) -> Any:
+        """The parsed form given to :meth:`hold` of a line :meth:`take` just released, if still in memory."""
+        return self.held_values.pop(held_key(sequence, epoch, seq), None)
 
     def peek(self, sequence: str, epoch: int, seq: int) -> str | None:
         """The held line of that seq, if any (it stays held)."""

@@ -94,7 +94,7 @@ class GatewayOrder:
             else:
                 self._seen_before(entry, adm)
         else:
-            state.hold(sequence, epoch, seq, entry.text)
+            state.hold(sequence, epoch, seq, entry.text, entry)
             self._drain_sequence(state, key, sequence, adm, trust_index=False)
         adm.held = state.has_pending
         return adm
@@ -131,7 +131,7 @@ class GatewayOrder:
                         adm.seq_gaps += 1
                         order.skip(seq, seq + 1)
                     else:
-                        adm.ready.append(_entry(text))
+                        adm.ready.append(state.take_value(sequence, epoch, seq) or _entry(text))
                 order.next_seq = max(order.next_seq, high + 1)
                 order.held = 0
         adm.held = state.has_pending
@@ -188,7 +188,7 @@ class GatewayOrder:
         while order.held:
             text = state.take(sequence, epoch, order.next_seq)
             if text is not None:
-                adm.ready.append(_entry(text))
+                adm.ready.append(state.take_value(sequence, epoch, order.next_seq) or _entry(text))
                 order.next_seq += 1
                 continue
             if self.index.present((key, sequence, epoch, order.next_seq)):

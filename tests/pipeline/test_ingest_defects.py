@@ -322,3 +322,18 @@ def test_a_blob_above_its_kinds_size_cap_is_a_dead_letter_not_a_read(landing: Pa
     assert [d.reason for d in dead] == [DeadLetterReason.OUT_OF_RANGE] and "limit" in dead[0].detail
     assert not (landing / entry.path).exists()  # moved to the archive like any handled blob
     run.janitor_empties_the_directory()
+
+
+# ---- "Also": a line is parsed once on its way through the job
+def test_a_manifest_line_is_decoded_once_on_its_way(landing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = ManifestWriter(landing, epoch=1)
+    entries = [writer.write_blob(f"thermal/frames/A-01/p{i}.tiff", frame(i), "A-01", T0 + i) for i in range(2)]
+    writer.publish(entries)
+    run = Run(landing)
+    run.feed(entries[0].to_json())  # warm up: the index has parsed the manifest, assets.json is loaded
+    calls: list[str] = []
+    real_loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, *a, **kw: (calls.append(str(text)[:40]), real_loads(text, *a, **kw))[1])
+    out = run.ingestor.on_line(entries[1].to_json(), run.states["A-01"], "A-01")
+    assert [e.message.event_time_ms for e in out.entries] == [T0 + 1]  # type: ignore[attr-defined]
+    assert len(calls) == 1, calls  # before issue 8: five json.loads of the same line
