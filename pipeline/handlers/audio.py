@@ -20,9 +20,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     rate = ctx.registry.sample_rate
     problem = (check_clip(samples, rate, blob.ref, ctx.clip_limits, asset_id=blob.asset_id,
                           event_time_ms=entry.event_time_ms)
-               or ctx.policy.after_last(entry.event_time_ms, state.last_ms.get("audio"), "audio", blob.ref,
-                                        blob.asset_id)
-               or ctx.policy.future(entry.event_time_ms, blob.now_ms, blob.ref, blob.asset_id))
+               or ctx.new_record(blob, state, "audio"))
     if problem is not None:
         ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
         return

@@ -12,7 +12,7 @@ from pipeline.job_spec import JobSpec
 from pipeline.landing.contract import ManifestEntry
 from pipeline.redis_sink import PendingEntry
 from pipeline.step import DeadLetters, StepOutput
-from pipeline.validation import AssetInfo, ClipLimits, EventTimePolicy, FrameLimits
+from pipeline.validation import AssetInfo, ClipLimits, EventTimePolicy, FrameLimits, InvalidRecord
 from pipeline.validation.registry import RegistryCache
 
 
@@ -58,6 +58,13 @@ class HandlerContext:
             frame_limits=FrameLimits(min_ck=v.frame_min_ck, max_ck=v.frame_max_ck),
             clip_limits=ClipLimits(max_clipping_frac=v.audio_max_clipping_frac),
         )
+
+    def new_record(self, blob: Blob, state: AssetState, modality: str) -> InvalidRecord | None:
+        """A frame or clip must be newer than the asset's last accepted one and not in the future."""
+        entry = blob.entry
+        return (self.policy.after_last(entry.event_time_ms, state.last_ms.get(modality), modality, blob.ref,
+                                       blob.asset_id)
+                or self.policy.future(entry.event_time_ms, blob.now_ms, blob.ref, blob.asset_id))
 
     def features_entry(self, modality: str, asset_id: str, event_ms: int, msg: Message) -> PendingEntry:
         """A feature entry, written only if newer than the asset's high-water mark (idempotent)."""

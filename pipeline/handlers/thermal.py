@@ -18,9 +18,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     entry = blob.entry
     frame = decode_thermal_tiff(blob.data, blob.ref)
     problem = (check_frame(frame, blob.ref, ctx.frame_limits, asset_id=blob.asset_id, event_time_ms=entry.event_time_ms)
-               or ctx.policy.after_last(entry.event_time_ms, state.last_ms.get("thermal"), "thermal", blob.ref,
-                                        blob.asset_id)
-               or ctx.policy.future(entry.event_time_ms, blob.now_ms, blob.ref, blob.asset_id))
+               or ctx.new_record(blob, state, "thermal"))
     if problem is not None:
         ctx.dead.rejection(out, "pipeline.thermal", problem, blob.asset_id)
         return
