@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 
-from linewatch.contract import AudioFeatures, Modality
+from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_wav
-from pipeline.features import FEATURES_VERSION
-from pipeline.features.audio_features import audio_features
+from pipeline.features.messages import audio_features_message
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import check_clip
@@ -25,11 +24,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
         return
     state.last_ms["audio"] = entry.event_time_ms
-    logmel, stats = audio_features(samples, rate, asset=blob.info)
-    msg = AudioFeatures(
-        asset_id=blob.asset_id, asset_type=blob.asset_type, event_time_ms=entry.event_time_ms,
-        features_version=FEATURES_VERSION, stats=stats, logmel=logmel, source=blob.ref,
-        ingest_time_ms=int(time.time() * 1000),
-    )
+    msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
+                                 asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000))
     out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.audio")

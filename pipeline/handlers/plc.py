@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from linewatch.contract import DeadLetterReason, Modality, PlcFeatures
+from linewatch.contract import DeadLetterReason, Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import RejectedInput, TagSample, decode_plc_file
-from pipeline.features import FEATURES_VERSION
-from pipeline.features.plc_window import PlcWindowBuffer, plc_feature_names
+from pipeline.features.messages import plc_features_message
+from pipeline.features.plc_window import PlcWindowBuffer
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import InvalidRecord
@@ -74,13 +72,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     watermark = ctx.policy.watermark(newest, end_ms, blob.now_ms)
     if watermark is None:
         return
-    names = plc_feature_names()
     for window in buf.advance(watermark):
-        msg = PlcFeatures(
-            asset_id=blob.asset_id, asset_type=blob.asset_type, window_start_ms=window.start_ms,
-            window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
-            feature_names=names, values=window.values.astype(np.float32), n_samples=window.n_samples,
-            alarm_counts=window.alarm_counts, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
-        )
+        msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000))
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
         out.count("entries.plc")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from linewatch.contract import Modality, ThermalFeatures
+from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_thermal_tiff
-from pipeline.features import FEATURES_VERSION
-from pipeline.features.thermal_features import ThermalBaseline, thermal_features
+from pipeline.features.messages import thermal_features_message
+from pipeline.features.thermal_features import ThermalBaseline
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import check_frame
@@ -26,12 +26,9 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     if state.baseline is None:
         state.baseline = ThermalBaseline()
     regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
-    stats, normalized = thermal_features(frame, state.baseline.baseline_ck, regions)
+    msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
+                                   state.baseline.baseline_ck, regions, source=blob.ref,
+                                   ingest_time_ms=int(time.time() * 1000))
     state.baseline.update(frame)
-    msg = ThermalFeatures(
-        asset_id=blob.asset_id, asset_type=blob.asset_type, event_time_ms=entry.event_time_ms,
-        features_version=FEATURES_VERSION, stats=stats, frame=normalized, source=blob.ref,
-        ingest_time_ms=int(time.time() * 1000),
-    )
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")
