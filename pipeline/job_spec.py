@@ -118,5 +118,7 @@ class JobSpec(BaseModel):
     def hwm_key(self, modality: str) -> str:
         return f"{self.streams.prefix}:ingest:hwm:{modality}"
 
-    def to_json(self) -> str:
-        return self.model_dump_json(indent=2)
+    def to_json(self, python: str | None = None) -> str:
+        """``spec.json``; ``python``: the interpreter the job will run with, if not :attr:`python`."""
+        spec = self if python is None else self.model_copy(update={"python": python})
+        return spec.model_dump_json(indent=2)

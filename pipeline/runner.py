@@ -117,7 +117,7 @@ class IngestJob:
     def start(self, timeout_s: float = 120.0) -> str:
         """Launch the job; returns its job id once it is RUNNING (the source scans from then on)."""
         spec_path = self.work_dir / "spec.json"
-        spec_path.write_text(self.spec.model_copy(update={"python": self.python}).to_json())
+        spec_path.write_text(self.spec.to_json(self.python))
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}",
                **self.spec.flink.thread_env()}
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
