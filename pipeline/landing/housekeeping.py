@@ -26,8 +26,6 @@ log = logging.getLogger(__name__)
 
 MIN_LISTING_GAP_S = 0.02
 """At most one listing per 20 ms, however often the operator asks."""
-PRUNE_EVERY_S = 60.0
-"""Archive hours expire by the hour: looking once a minute is plenty."""
 
 
 class Housekeeper:
@@ -45,7 +43,6 @@ class Housekeeper:
         self.passes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._next_prune = 0.0
 
     def start(self) -> None:
         self.index.synchronous = False
@@ -64,11 +61,8 @@ class Housekeeper:
         if not janitor:
             return
         archived = self.janitor.run_once(names)
-        now = time.monotonic()
-        if now >= self._next_prune:
-            self._next_prune = now + PRUNE_EVERY_S
-            for bucket in self.zone.expired_buckets(self.retention_s):
-                shutil.rmtree(bucket, ignore_errors=True)
+        for bucket in self.zone.expired_buckets(self.retention_s):  # lists archive/ (a few hour buckets)
+            shutil.rmtree(bucket, ignore_errors=True)
         if self.on_pass is not None:
             self.on_pass(archived)
         self.passes += 1
