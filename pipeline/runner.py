@@ -58,11 +58,12 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
         if not job_dir.is_dir():
             continue
         for chk in job_dir.glob("chk-*"):
-            meta = chk / "_metadata"
-            if meta.is_file():
-                mtime = meta.stat().st_mtime
-                if best is None or mtime > best[0]:
-                    best = (mtime, chk)
+            try:  # Flink deletes checkpoints beyond num-retained while we look
+                mtime = (chk / "_metadata").stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if best is None or mtime > best[0]:
+                best = (mtime, chk)
     return best[1] if best else None
 
 
