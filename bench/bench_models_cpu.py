@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_models_cpu.py --registry models/default --runs 200 --out /tmp/bench_cpu.json
 
-Variants: teacher torch eager; student torch eager; student torch.compile; student ORT FP32;
+Variants: teacher torch eager; teacher ORT FP32; student torch eager; student torch.compile; student ORT FP32;
 student ORT INT8 ``cpu`` (uint8 act / int8 per-channel weights) and ``tensorrt`` (symmetric
 int8, run here on ORT CPU). One intra-op thread everywhere; batch 1 and 32; the variants are
 interleaved run by run (one call of each per round) so machine noise hits all alike; medians
@@ -58,8 +58,11 @@ def build_variants(registry: ModelRegistry, modality: str, batch: int, compile_s
             compiled(x_t)
         extra["student_torch_compile_cold_s"] = time.perf_counter() - t0
         variants["student_torch_compile"] = torch_call(compiled)
-    for role, name in (("student_fp32", "student_ort_fp32"), ("student_int8_cpu", "student_ort_int8_cpu"),
+    for role, name in (("teacher_fp32", "teacher_ort_fp32"), ("student_fp32", "student_ort_fp32"),
+                       ("student_int8_cpu", "student_ort_int8_cpu"),
                        ("student_int8_tensorrt", "student_ort_int8_tensorrt")):
+        if role not in card.files:
+            continue
         session = ort_session(model.path(role), threads=1)
         variants[name] = (lambda s=session: s.run([OUTPUT_NAME], {INPUT_NAME: x_np}))
     return variants, extra

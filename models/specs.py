@@ -1,19 +1,18 @@
 """What every model of a modality consumes and predicts.
 
 Model inputs are exactly what the shared feature functions in :mod:`pipeline.features`
-return (cast to float32), so training and serving never disagree:
+return (the messages' ``vector``, features v2), so training and serving never disagree:
 
 ========  ===========================================================  ==================
 modality  producer                                                     per-sample shape
 ========  ===========================================================  ==================
-plc       ``pipeline.features.plc_window.plc_window_features``         ``(F,)`` F = len(plc_feature_names())
-thermal   ``pipeline.features.thermal_features.normalize_frame``       ``(120, 160)``
-audio     ``pipeline.features.audio_features.logmel``                  ``(64, n_frames)``
+plc       ``pipeline.features.plc_physics.plc_vector``                 ``(43,)``
+thermal   ``pipeline.features.thermal_regions.thermal_vector``         ``(69,)``
+audio     ``pipeline.features.audio_physics.audio_vector``             ``(70,)``
 ========  ===========================================================  ==================
 
-The feature arrays are fed as they are (float16 frames cast to float32, no channel axis:
-the models add it). Any scaling beyond that (standardisation with training-set statistics) is baked into the
-models as buffers, so an ONNX file is fed the feature function's output as-is.
+Any scaling beyond that (standardisation with training-set statistics) is baked into the models
+as buffers, so an ONNX file is fed the feature function's output as-is.
 
 >>> MODALITIES
 ('plc', 'thermal', 'audio')
@@ -30,15 +29,16 @@ Modality = Literal["plc", "thermal", "audio"]
 MODALITIES: tuple[Modality, ...] = ("plc", "thermal", "audio")
 
 #: Bumped whenever the model-side handling of inputs changes (normalisation buffers, layout).
-PREPROCESSING_VERSION = 1
+#: 2: standardised vectors clamped to ±10; outputs are calibrated logits (shifts + temperature).
+PREPROCESSING_VERSION = 2
 
 INPUT_NAME = "input"
 OUTPUT_NAME = "logits"
 
 PRODUCERS: dict[str, str] = {
-    "plc": "pipeline.features.plc_window.plc_window_features",
-    "thermal": "pipeline.features.thermal_features.normalize_frame",
-    "audio": "pipeline.features.audio_features.logmel",
+    "plc": "pipeline.features.plc_physics.plc_vector",
+    "thermal": "pipeline.features.thermal_regions.thermal_vector",
+    "audio": "pipeline.features.audio_physics.audio_vector",
 }
 
 
@@ -92,5 +92,6 @@ def input_spec(modality: str, sample_shape: tuple[int, ...], features_version: i
         features_version=features_version,
         preprocessing_version=PREPROCESSING_VERSION,
         output_name=OUTPUT_NAME,
-        output="float32 (batch, n_classes) logits; softmax gives class probabilities",
+        output="float32 (batch, n_classes) calibrated logits (class prior shifts and temperature baked in); "
+               "softmax gives class probabilities",
     )

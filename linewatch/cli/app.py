@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from linewatch import __version__
-from linewatch.cli import config_cmd, demo_cmd, ingest_cmd, models_cmd, redis_cmd, simulate_cmd
+from linewatch.cli import config_cmd, demo_cmd, ingest_cmd, inspect_cmd, models_cmd, redis_cmd, simulate_cmd
 from linewatch.cli.context import CliContext
 
 app = typer.Typer(
@@ -46,6 +46,7 @@ simulate_cmd.register(app)
 demo_cmd.register(app)
 ingest_cmd.register(app)
 models_cmd.register(app)
+inspect_cmd.register(app)  # models: score recorded files (linewatch inspect)
 
 
 def main() -> None:

@@ -50,6 +50,16 @@ NDArray = Annotated[np.ndarray, PlainValidator(_as_ndarray)]
 """A numpy array field; travels as raw bytes in its own stream field."""
 
 
+def _no_vector() -> np.ndarray:
+    return np.zeros(0, dtype=np.float32)
+
+
+MODEL_VECTOR_DESCRIPTION = (
+    "float32 physics-normalised model input (features v2+, names in pipeline.features: "
+    "PLC_VECTOR_NAMES / THERMAL_VECTOR_NAMES / AUDIO_VECTOR_NAMES); empty in entries of older writers."
+)
+
+
 class Message(BaseModel):
     """Base of every stream message. Subclasses set ``SCHEMA`` and ``VERSION``."""
 
@@ -128,6 +138,7 @@ class PlcFeatures(Message):
     alarm_counts: dict[str, int] = Field(default_factory=dict)
     source: str = ""
     ingest_time_ms: int = 0
+    vector: NDArray = Field(default_factory=_no_vector, description=MODEL_VECTOR_DESCRIPTION)
 
 
 class ThermalFeatures(Message):
@@ -142,6 +153,7 @@ class ThermalFeatures(Message):
     frame: NDArray = Field(description="Normalized frame, float16 (H, W).")
     source: str = ""
     ingest_time_ms: int = 0
+    vector: NDArray = Field(default_factory=_no_vector, description=MODEL_VECTOR_DESCRIPTION)
 
 
 class AudioFeatures(Message):
@@ -156,6 +168,7 @@ class AudioFeatures(Message):
     logmel: NDArray = Field(description="float32 (n_mels, n_frames) log-mel spectrogram.")
     source: str = ""
     ingest_time_ms: int = 0
+    vector: NDArray = Field(default_factory=_no_vector, description=MODEL_VECTOR_DESCRIPTION)
 
 
 class Prediction(Message):
@@ -262,6 +275,8 @@ def decode_message(fields: Mapping[bytes | str, bytes | str]) -> Message:
         specs = body.pop("_arrays", {})
         for name in cls.array_fields():
             raw = named.get(ARRAY_FIELD_PREFIX + name)
+            if (raw is None or name not in specs) and cls.model_fields[name].default_factory is not None:
+                continue  # an optional array (added later) that an older writer did not send
             if raw is None or name not in specs:
                 raise MalformedMessageError(f"{schema!r} entry lacks array field {name!r}")
             body[name] = decode_array(ArraySpec.from_json(specs[name]), raw if isinstance(raw, bytes) else raw.encode("latin-1"))

@@ -26,8 +26,19 @@ from .noise import make_rng
 from .tags import PLC_TAGS, TAG_UNITS, TagSpec, tag_ranges
 
 ASSET_TYPES: tuple[str, ...] = ("pump", "press", "conveyor")
-ASSET_PREFIX: dict[str, str] = {"pump": "PMP", "press": "PRS", "conveyor": "CNV"}
-DRIVEN_KIND: dict[str, str] = {"pump": "pump_casing", "press": "hydraulic_unit", "conveyor": "gearbox"}
+ASSET_PREFIX: dict[str, str] = {"pump": "PMP", "press": "PRS", "conveyor": "CNV", "fan": "FAN", "compressor": "CMP"}
+DRIVEN_KIND: dict[str, str] = {"pump": "pump_casing", "press": "hydraulic_unit", "conveyor": "gearbox",
+                               "fan": "fan_housing", "compressor": "compressor_block"}
+#: Which physics (pressure, driven-machine temperature) an asset type follows. ``fan`` and
+#: ``compressor`` exist only in the domain-randomised test fleets (:mod:`.domain`): machine types
+#: the models never saw in training.
+BEHAVIOUR: dict[str, str] = {"pump": "pump", "press": "press", "conveyor": "conveyor", "fan": "pump",
+                             "compressor": "press"}
+
+
+def behaves_like(asset_type: str) -> str:
+    """The plant type whose physics ``asset_type`` follows (``fan`` → ``pump``)."""
+    return BEHAVIOUR.get(asset_type, "conveyor")
 FRAME_WIDTH = 160
 FRAME_HEIGHT = 120
 #: Region names present for every asset (pumps add ``pump_inlet``).
@@ -141,6 +152,8 @@ class ThermalLayout:
     scale: float
     lug_uv: tuple[float, float]
     camera_offset_px: tuple[float, float]
+    #: Frame (height, width) in pixels; the plant's cameras are 120 x 160.
+    frame_hw: tuple[int, int] = (FRAME_HEIGHT, FRAME_WIDTH)
 
 
 @dataclass(frozen=True)

@@ -95,8 +95,13 @@ class AudioRenderer:
                                          output="sos")
         return self._lp_cache[key]
 
-    def render(self, drive: ClipDrive, s: Snapshot, drift: DriftState, rng: np.random.Generator) -> np.ndarray:
-        """One clip as ``int16`` (length = ``len(drive.shaft_hz)``)."""
+    def render(self, drive: ClipDrive, s: Snapshot, drift: DriftState, rng: np.random.Generator,
+               background: np.ndarray | None = None) -> np.ndarray:
+        """One clip as ``int16`` (length = ``len(drive.shaft_hz)``).
+
+        ``background``: extra sound at the microphone in full-scale units (other machines of a
+        domain-randomised hall, :mod:`.domain`), added before the microphone's gain.
+        """
         a = self.asset
         p = self.profile
         fs = self.fs
@@ -124,7 +129,7 @@ class AudioRenderer:
         x += sf**2 * (a1 * np.sin(phi + th[0]) + a2 * np.sin(2 * phi + th[1]) + a3 * np.sin(3 * phi + th[2]))
 
         # Mains hum (magnetostriction at 2 f_line, some f_line).
-        fl = self.config.line_frequency_hz
+        fl = a.line_frequency_hz  # the supply of this motor: mains, or a drive's output frequency
         h100 = 0.010 * (0.6 + 0.4 * min(s.current_ratio, 1.5))
         if fault == "electrical_overheating":
             h100 *= 1 + 0.4 * e
@@ -139,6 +144,15 @@ class AudioRenderer:
         elif a.asset_type == "conveyor":
             gm = 0.009 * (0.3 + s.load) * sf**2
             x += gm * np.sin(a.gear_teeth * phi + th[2]) * (1 + 0.3 * np.sin(phi))
+        elif a.asset_type == "fan":
+            bp = 0.02 * (0.4 + s.load) * sf**2
+            x += bp * np.sin(a.impeller_vanes * phi + th[1]) + 0.3 * bp * np.sin(2 * a.impeller_vanes * phi)
+            x += 0.012 * sf**2 * sosfilt(self.hiss_sos, rng.standard_normal(n)) * 2.5
+        elif a.asset_type == "compressor":
+            x += 0.01 * (0.3 + drive.stroke) * sf**2 * np.sin(a.hydraulic_pistons * phi + th[2])
+            beats = np.flatnonzero(np.diff(np.floor(a.hydraulic_pistons * phi / (2 * np.pi))) > 0)
+            valve = _impulses(n, beats, np.full(beats.size, 0.01))
+            x += lfilter(*_resonator(900.0, 0.15, fs), valve)
         else:
             x += 0.008 * (0.3 + drive.stroke) * sf**2 * np.sin(a.hydraulic_pistons * phi + th[2])
             starts = np.flatnonzero((drive.stroke[1:] >= 0.5) & (drive.stroke[:-1] < 0.5)) + 1
@@ -147,7 +161,8 @@ class AudioRenderer:
                 x[i0:] += 0.06 * np.exp(-tt / 0.08) * np.sin(2 * np.pi * 60.0 * tt)
 
         # Cooling fan tone and airflow hiss.
-        tone, hiss = 0.006, 0.006
+        ex = a.extra  # per-machine style of a domain-randomised fleet (all 1.0 in the plant)
+        tone, hiss = 0.006, 0.006 * ex.get("hiss_scale", 1.0)
         if fault == "cooling_failure":
             if var == "broken_fan":
                 tone, hiss = tone * (1 - 0.8 * min(e, 1)), hiss * (1 - 0.5 * min(e, 1))
@@ -157,29 +172,42 @@ class AudioRenderer:
         x += hiss * sf**2 * sosfilt(self.hiss_sos, rng.standard_normal(n)) * 2.5
 
         # Factory background (per-clip level varies).
-        bg = p.audio_noise * rng.uniform(0.8, 1.25)
+        bg = p.audio_noise * rng.uniform(0.8, 1.25) * ex.get("background_scale", 1.0)
         x += mixed_coloured_noise(rng, n, fs, ((1.0, 0.018 * bg), (2.0, 0.011 * bg)))
 
         # Impacts ringing the structural resonance: healthy random knocks + bearing defect train.
         k_h = rng.poisson(40.0 * max(sf.mean(), 0.05))
-        imp = _impulses(n, rng.integers(0, n, k_h), 0.006 * np.abs(rng.standard_normal(k_h)))
+        imp = _impulses(n, rng.integers(0, n, k_h), 0.006 * ex.get("knock_scale", 1.0) * np.abs(rng.standard_normal(k_h)))
         if fault == "bearing_wear" and e > 0:
+            # outer race: impacts at BPFO; inner race: at BPFI, amplitude modulated by the load zone
+            # once per revolution; rolling element: at 2 x BSF (it strikes both races), modulated
+            # at the cage frequency FTF.
             slip = rng.uniform(0.01, 0.02)
-            bpfo = a.bearing.bpfo(f_r) * (1 - slip)
-            psi = np.cumsum(bpfo) / fs + rng.uniform(0, 1)
+            if var == "inner_race":
+                rate = a.bearing.bpfi(f_r) * (1 - slip)
+            elif var == "ball":
+                rate = 2.0 * a.bearing.bsf(f_r) * (1 - slip)
+            else:
+                rate = a.bearing.bpfo(f_r) * (1 - slip)
+            psi = np.cumsum(rate) / fs + rng.uniform(0, 1)
             k = np.floor(psi)
             pos = np.flatnonzero(np.diff(k) > 0) + 1
             if pos.size:
-                per = fs / max(float(np.mean(bpfo)), 1.0)
+                per = fs / max(float(np.mean(rate)), 1.0)
                 pos = pos + np.rint(rng.normal(0, 0.01 * per, pos.size)).astype(np.int64)
-                amp = 0.05 * e * rng.lognormal(0.0, 0.3, pos.size)
+                amp = 0.05 * e * ex.get("impact_scale", 1.0) * rng.lognormal(0.0, 0.3, pos.size)
+                if var in ("inner_race", "ball"):
+                    mod_phase = phi if var == "inner_race" else np.cumsum(a.bearing.ftf(f_r)) / fs * 2 * np.pi
+                    depth = rng.uniform(0.4, 0.9)
+                    amp = amp * (1.0 - depth * 0.5 * (1.0 - np.cos(mod_phase[np.clip(pos, 0, n - 1)])))
                 imp += _impulses(n, pos, amp)
             x += 0.004 * e * sf * sosfilt(self.cav_sos, rng.standard_normal(n))
         x += lfilter(self.res_b, self.res_a, imp)
 
         if fault == "cavitation" and e > 0:
             k_c = rng.poisson(40.0 * e + 3.0)
-            env = _impulses(n, rng.integers(0, n, k_c), 0.05 * e * rng.lognormal(0, 0.5, k_c))
+            env = _impulses(n, rng.integers(0, n, k_c),
+                            0.05 * e * ex.get("burst_scale", 1.0) * rng.lognormal(0, 0.5, k_c))
             decay = math.exp(-1.0 / (0.006 * fs))
             env = lfilter([1.0], [1.0, -decay], env)
             x += sosfilt(self.cav_sos, rng.standard_normal(n)) * (env + 0.006 * e)
@@ -201,8 +229,17 @@ class AudioRenderer:
             b2, a2_ = _resonator(rng.uniform(1500, min(6000, 0.42 * fs)), rng.uniform(0.02, 0.08), fs)
             x += lfilter(b2, a2_, _impulses(n, rng.integers(0, n, k_f), rng.uniform(0.02, 0.08, k_f)))
 
+        # Variable-speed drive: PWM carrier whine with sidebands at +-2 x the output frequency.
+        carrier = a.extra.get("pwm_carrier_hz", 0.0)
+        if carrier and energised:
+            lvl = a.extra.get("pwm_level", 0.003)
+            for off, g in ((0.0, 1.0), (2 * fl, 0.5), (-2 * fl, 0.5)):
+                x += lvl * g * np.sin(2 * np.pi * (carrier + off) * t + rng.uniform(0, 2 * np.pi))
+
         # Microphone: level, degradation roll-off, self-noise.
         x = x * a.machine_level
+        if background is not None:
+            x = x + background[:n]
         if np.isfinite(float(drift.mic_cutoff_hz)):
             x = sosfilt(self._lowpass(float(drift.mic_cutoff_hz)), x)
         x = x * self.mic_gain * float(drift.mic_gain)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from scipy.signal import lfilter
 
-from .assets import Asset
+from .assets import Asset, behaves_like
 from .config import DifficultyProfile, SimulatorConfig
 from .drift import DriftState
 from .health import FAULT_CLASSES, FAULT_INDEX, HealthArrays
@@ -242,9 +242,10 @@ class AssetPhysics:
         cool = 1.0 + 1.6 * e_cool
         winding_ss = amb + a.winding_rise_k * (0.2 * run + 0.8 * np.minimum(i_ratio, 2.0) ** 2) * cool + 6.0 * e_el
         hotspot_ss = 70.0 * e_el * np.minimum(i_ratio, 2.0) ** 2
-        if a.asset_type == "pump":
+        kind = behaves_like(a.asset_type)
+        if kind == "pump":
             driven_ss = a.driven_base_c + 0.3 * (amb - 22.0) + 3.0 * lf
-        elif a.asset_type == "press":
+        elif kind == "press":
             driven_ss = amb + a.driven_rise_k * (0.5 + 0.5 * lf)
         else:
             driven_ss = amb + a.driven_rise_k * (0.3 + 0.7 * lf)
@@ -302,13 +303,15 @@ class AssetPhysics:
                     + (np.where(broken_fan, 1.5, 0.3) * e_cool * sf) ** 2 + (0.6 * stroke) ** 2)
 
         # Pressure
-        if a.asset_type == "pump":
+        kind = behaves_like(a.asset_type)
+        if kind == "pump":
             ref = (1.0 - a.rated_slip * a.load.mean) ** 2
             p = a.pressure_nominal_bar * (sf * (1.0 - a.rated_slip * load)) ** 2 / ref
             p = p * (1.0 + 0.12 * (a.load.mean - load))  # head falls with flow
             p = p * (1.0 - 0.25 * np.minimum(e_cav, 1.5)) + 0.04 * a.pressure_nominal_bar * e_cav * cav_noise * sf
-        elif a.asset_type == "press":
-            p = (12.0 + (a.pressure_nominal_bar - 12.0) * stroke) * sf
+        elif kind == "press":
+            p = (0.1 * a.pressure_nominal_bar + 0.9 * a.pressure_nominal_bar * stroke) * sf if a.asset_type != "press" \
+                else (12.0 + (a.pressure_nominal_bar - 12.0) * stroke) * sf
         else:
             p = a.pressure_nominal_bar * sf * (1.0 - 0.004 * (temps[4] - 40.0))
         p = np.clip(p, 0.0, None)

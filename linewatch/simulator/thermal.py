@@ -88,7 +88,9 @@ class ThermalCamera:
     def __init__(self, asset: Asset, profile: DifficultyProfile) -> None:
         self.asset = asset
         self.profile = profile
-        yy, xx = np.mgrid[0:FRAME_HEIGHT, 0:FRAME_WIDTH].astype(np.float32) + 0.5
+        self.h, self.w = asset.layout.frame_hw
+        self.shape = (self.h, self.w)
+        yy, xx = np.mgrid[0:self.h, 0:self.w].astype(np.float32) + 0.5
         b = asset.layout.boxes
         self.masks: dict[str, np.ndarray] = {
             "motor_body": _ellipse(xx, yy, b["motor_body"], power=6.0),
@@ -96,14 +98,14 @@ class ThermalCamera:
             "de_bearing": _ellipse(xx, yy, b["de_bearing"]),
             "terminal_box": _ellipse(xx, yy, b["terminal_box"], power=8.0),
             "coupling": _ellipse(xx, yy, b["coupling"], power=8.0),
-            "driven": _ellipse(xx, yy, b["driven"], power=2.0 if asset.asset_type == "pump" else 8.0),
+            "driven": _ellipse(xx, yy, b["driven"], power=2.0 if asset.asset_type in ("pump", "fan") else 8.0),
         }
         # Base plate under the machine.
         ys = [bx[3] for bx in b.values()]
         xs0, xs1 = min(bx[0] for bx in b.values()), max(bx[2] for bx in b.values())
-        base_y = min(max(ys) - 4, FRAME_HEIGHT - 2)
-        self.masks["base"] = _ellipse(xx, yy, (max(xs0 - 4, 0), base_y, min(xs1 + 4, FRAME_WIDTH),
-                                               min(base_y + 10, FRAME_HEIGHT)), power=10.0)
+        base_y = min(max(ys) - 4, self.h - 2)
+        self.masks["base"] = _ellipse(xx, yy, (max(xs0 - 4, 0), base_y, min(xs1 + 4, self.w),
+                                               min(base_y + 10, self.h)), power=10.0)
         x0, y0, x1, y1 = b["motor_body"]
         u = np.clip((xx - x0) / max(x1 - x0, 1), 0.0, 1.0)
         self.u_body = (u if asset.layout.fan_side < 0 else 1.0 - u).astype(np.float32)
@@ -116,7 +118,10 @@ class ThermalCamera:
                                (nde[3] - nde[1]) / 3.5)
         tb = b["terminal_box"]
         lu, lv = asset.layout.lug_uv
-        self.lug = _gauss(xx, yy, tb[0] + lu * (tb[2] - tb[0]), tb[1] + lv * (tb[3] - tb[1]), 1.2, 1.2)
+        # the lug's hot spot is a few millimetres: 1.2 px on the plant's cameras (domain assets
+        # scale it with their camera distance and resolution)
+        lug_px = max(0.8, 1.2 * asset.extra.get("lug_scale", 1.0))
+        self.lug = _gauss(xx, yy, tb[0] + lu * (tb[2] - tb[0]), tb[1] + lv * (tb[3] - tb[1]), lug_px, lug_px)
         self.inlet: np.ndarray | None = None
         if "pump_inlet" in b:
             pi = b["pump_inlet"]
@@ -126,17 +131,24 @@ class ThermalCamera:
 
         # Static background: vertical gradient + clutter, seeded per camera.
         rng = make_rng(asset.calibration.camera_seed, "scene")
-        bg = 0.8 - 1.3 * (yy / FRAME_HEIGHT)
+        bg = 0.8 - 1.3 * (yy / self.h)
+        size = self.w / 160.0
         for _ in range(int(round(2 + 2 * profile.confounder_rate))):
-            cx, cy = rng.uniform(0, FRAME_WIDTH), rng.uniform(0, FRAME_HEIGHT)
-            sx, sy = rng.uniform(2, 25), rng.uniform(2, 25)
+            cx, cy = rng.uniform(0, self.w), rng.uniform(0, self.h)
+            sx, sy = rng.uniform(2, 25) * size, rng.uniform(2, 25) * size
             bg = bg + rng.uniform(-2.0, 6.0) * _gauss(xx, yy, cx, cy, sx, sy)
+        for _ in range(int(asset.extra.get("hot_clutter", 0))):  # lamps, steam pipes, other machines
+            cx, cy = rng.uniform(0, self.w), rng.uniform(0, self.h)
+            sx, sy = rng.uniform(1, 8) * size, rng.uniform(1, 8) * size
+            bg = bg + rng.uniform(8.0, 45.0) * _gauss(xx, yy, cx, cy, sx, sy)
         self.background = bg.astype(np.float32)
 
         # Emissivity map (static).
-        eps = np.full(FRAME_SHAPE, 0.95, np.float32)
+        eps = np.full(self.shape, 0.95, np.float32)
+        ex = asset.extra
         for name, e in (("base", 0.9), ("driven", 0.9), ("motor_body", 0.93), ("nde_bearing", 0.9),
                         ("terminal_box", 0.92), ("de_bearing", 0.9), ("coupling", 0.5)):
+            e = ex.get(f"emissivity_{name}", e)
             m = self.masks[name]
             eps = eps * (1 - m) + e * m
         self.emissivity = eps
@@ -144,10 +156,10 @@ class ThermalCamera:
         # Detector fixed pattern (non-uniformity correction residuals).
         f = profile.fpn_scale
         det = make_rng(asset.calibration.camera_seed, "fpn")
-        self.col_off = det.normal(0.0, 0.12 * f, FRAME_WIDTH).astype(np.float32)[None, :]
-        self.row_off = det.normal(0.0, 0.06 * f, FRAME_HEIGHT).astype(np.float32)[:, None]
-        self.pix_gain = (1.0 + det.normal(0.0, 0.003 * f, FRAME_SHAPE)).astype(np.float32)
-        r2 = ((xx - FRAME_WIDTH / 2) / (FRAME_WIDTH / 2)) ** 2 + ((yy - FRAME_HEIGHT / 2) / (FRAME_HEIGHT / 2)) ** 2
+        self.col_off = det.normal(0.0, 0.12 * f, self.w).astype(np.float32)[None, :]
+        self.row_off = det.normal(0.0, 0.06 * f, self.h).astype(np.float32)[:, None]
+        self.pix_gain = (1.0 + det.normal(0.0, 0.003 * f, self.shape)).astype(np.float32)
+        r2 = ((xx - self.w / 2) / (self.w / 2)) ** 2 + ((yy - self.h / 2) / (self.h / 2)) ** 2
         self.vignette = (det.choice([-1.0, 1.0]) * 0.35 * f * r2).astype(np.float32)
 
     def scene_c(self, s: Snapshot, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -157,11 +169,11 @@ class ThermalCamera:
         T = amb + self.background
         layers: list[tuple[str, np.ndarray | float]] = [("base", amb + 1.0)]
         if self.asset.asset_type == "pump":
-            driven = np.full(FRAME_SHAPE, s.driven_c, np.float32)
+            driven = np.full(self.shape, s.driven_c, np.float32)
             if self.inlet is not None and s.fault == "cavitation":
                 cool = -2.5 * e * self.inlet
                 if rng is not None:
-                    mottle = ndimage.gaussian_filter(rng.standard_normal(FRAME_SHAPE).astype(np.float32), 1.5)
+                    mottle = ndimage.gaussian_filter(rng.standard_normal(self.shape).astype(np.float32), 1.5)
                     cool = cool + 1.5 * e * mottle * self.inlet
                 driven = driven + cool
             layers.append(("driven", driven))
@@ -182,13 +194,13 @@ class ThermalCamera:
             T = T * (1 - m) + m * val
         if rng is not None and rng.random() < 0.02 * self.profile.confounder_rate:
             # A person or vehicle passing in front of the camera.
-            cx, cy = rng.uniform(0, FRAME_WIDTH), rng.uniform(20, FRAME_HEIGHT)
-            m = _gauss(self.xx, self.yy, cx, cy, rng.uniform(4, 10), rng.uniform(10, 25))
+            cx, cy = rng.uniform(0, self.w), rng.uniform(self.h / 6, self.h)
+            m = _gauss(self.xx, self.yy, cx, cy, rng.uniform(4, 10) * self.w / 160, rng.uniform(10, 25) * self.h / 120)
             T = T * (1 - m) + m * 31.0
         return T.astype(np.float32)
 
     def render(self, s: Snapshot, drift: DriftState, rng: np.random.Generator) -> np.ndarray:
-        """One ``uint16`` centikelvin frame of shape ``(120, 160)``."""
+        """One ``uint16`` centikelvin frame of shape ``layout.frame_hw`` (plant cameras: ``(120, 160)``)."""
         T = self.scene_c(s, rng)
         apparent = self.emissivity * T + (1.0 - self.emissivity) * s.ambient_c
         img = ndimage.gaussian_filter(apparent, BLUR_SIGMA_PX, mode="nearest")
@@ -199,6 +211,6 @@ class ThermalCamera:
         cal = self.asset.calibration
         gain = self.pix_gain * cal.camera_gain * float(drift.camera_gain)
         meas = (img * gain + self.col_off + self.row_off + self.vignette + cal.camera_offset_k
-                + float(drift.camera_offset_k) + rng.normal(0.0, self.profile.netd_k, FRAME_SHAPE))
+                + float(drift.camera_offset_k) + rng.normal(0.0, self.profile.netd_k, self.shape))
         ck = np.rint((meas + KELVIN) * 100.0)
         return np.clip(ck, 0, 65535).astype(np.uint16)

@@ -40,7 +40,7 @@ class HFTeacher(nn.Module):
     def call_hf(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002 - ONNX input name
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         return self.call_hf(self.adapt(self.standardizer(input)))
 
     def save(self, directory: Path) -> Path:
@@ -55,15 +55,15 @@ class HFTeacher(nn.Module):
 def load_standardizer(
     directory: Path | None, fallback: tuple[np.ndarray, np.ndarray], sample_shape: tuple[int, ...]
 ) -> InputStandardizer:
-    # Vectors (PLC features) may carry NaN for a missing tag; images never do.
-    nan_to_zero = len(sample_shape) == 1
     """The standardiser saved in ``directory`` if any (reshaped to ``fallback``), else ``fallback``."""
+    nan_to_zero = len(sample_shape) == 1  # vectors may carry NaN for a missing value; images never do
     mean, std = fallback
     if directory is not None and (Path(directory) / STANDARDIZER_FILE).is_file():
         stats = json.loads((Path(directory) / STANDARDIZER_FILE).read_text())
         mean = np.asarray(stats["mean"], np.float32).reshape(np.shape(fallback[0]))
         std = np.asarray(stats["std"], np.float32).reshape(np.shape(fallback[1]))
-    return InputStandardizer(mean, std, nan_to_zero=nan_to_zero)
+    # vectors are clamped like the students' (models.plc.student.VECTOR_CLIP)
+    return InputStandardizer(mean, std, nan_to_zero=nan_to_zero, clip=10.0 if nan_to_zero else None)
 
 
 def class_labels(classes: tuple[str, ...]) -> dict[str, Any]:

@@ -20,9 +20,12 @@ class InputStandardizer(nn.Module):
     [[1.0, 0.0, 0.0]]
     """
 
-    def __init__(self, mean: np.ndarray, std: np.ndarray, nan_to_zero: bool = True) -> None:
+    def __init__(self, mean: np.ndarray, std: np.ndarray, nan_to_zero: bool = True, clip: float | None = None) -> None:
         super().__init__()
         self.nan_to_zero = nan_to_zero
+        #: standardised values are clamped to ±clip (vectors: a machine far outside the training
+        #: range must not drive a model with one extreme value; it still reads as "very high")
+        self.clip = clip
         std = np.asarray(std, dtype=np.float64)
         # A feature that was constant in training carries no information the model could have
         # learnt: scale it by 0 so unseen values at serving time cannot reach untrained weights.
@@ -32,7 +35,9 @@ class InputStandardizer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         z = (x - self.mean) * self.inv_std
-        return torch.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0) if self.nan_to_zero else z
+        if self.nan_to_zero:
+            z = torch.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)
+        return z.clamp(-self.clip, self.clip) if self.clip is not None else z
 
     def stats(self) -> dict[str, list[float]]:
         """Mean and std as plain lists (for JSON)."""

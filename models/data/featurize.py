@@ -1,25 +1,23 @@
 """Raw sensor data → model inputs, through the shared :mod:`pipeline.features` functions only.
 
+Every modality's model reads its physics-normalised vector (features v2): the same functions
+build it in the Flink job (``pipeline.features.messages``), in ``linewatch inspect`` and here.
 PLC windows are turned into the *long* rows the streaming window buffer sees (one row per
-historian value, NaN in the other tag columns, Bad quality flagged per row), so
-``n_samples`` and ``bad_quality_frac`` mean exactly what they mean at serving time.
+historian value, NaN in the other tag columns, Bad quality flagged per row), so ``n_samples`` and
+``bad_quality_frac`` mean exactly what they mean at serving time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from pipeline.features import FEATURES_VERSION
-from pipeline.features.audio_features import AUDIO_STAT_NAMES, audio_features
-from pipeline.features.plc_window import PLC_TAGS, plc_feature_names, plc_window_features
-from pipeline.features.thermal_features import thermal_features
-
-#: thermal_stats keys without a baseline or region boxes (what every frame has).
-THERMAL_REFERENCE_KEYS: tuple[str, ...] = (
-    "max_c", "mean_c", "p99_c", "ambient_c", "max_above_ambient_k", "hotspot_area_frac", "hotspot_cx", "hotspot_cy",
-)
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
+from pipeline.features.plc_window import PLC_TAGS, plc_window_features
+from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, thermal_vector
 
 
 def long_rows(
@@ -44,7 +42,7 @@ def long_rows(
 def plc_input(
     timestamps_ms: np.ndarray, wide: np.ndarray, bad: np.ndarray | None = None, alarm_codes: Sequence[str] = ()
 ) -> np.ndarray:
-    """Features of one PLC window given as wide tick rows (tag order ``PLC_TAGS``)."""
+    """Raw window features (37) of one PLC window given as wide tick rows (tag order ``PLC_TAGS``)."""
     if wide.shape[1] != len(PLC_TAGS):
         raise ValueError(f"PLC window must have {len(PLC_TAGS)} tag columns ({PLC_TAGS}), got {wide.shape[1]}")
     ts, values, bad_rows = long_rows(timestamps_ms, wide, bad)
@@ -52,39 +50,38 @@ def plc_input(
 
 
 def plc_inputs(
-    timestamps_ms: np.ndarray, windows: np.ndarray, bad: np.ndarray | None, alarm_codes: Sequence[Sequence[str]] | None = None
+    timestamps_ms: np.ndarray, windows: np.ndarray, bad: np.ndarray | None, assets: Sequence[object] | None = None,
+    alarm_codes: Sequence[Sequence[str]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """``(inputs (N, F), reference rows (N, F), names)`` for ``windows`` ``(N, T, n_tags)``."""
-    rows = [
-        plc_input(timestamps_ms, windows[i], None if bad is None else bad[i], alarm_codes[i] if alarm_codes else ())
-        for i in range(len(windows))
-    ]
-    x = np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(plc_feature_names())), np.float32)
-    return x, x.copy(), tuple(plc_feature_names())
+    """``(model inputs (N, F), reference rows (N, F), names)`` for ``windows`` ``(N, T, n_tags)``."""
+    rows = []
+    for i in range(len(windows)):
+        raw = plc_input(timestamps_ms, windows[i], None if bad is None else bad[i], alarm_codes[i] if alarm_codes else ())
+        rows.append(plc_vector(raw, assets[i] if assets else None))
+    x = np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(PLC_VECTOR_NAMES)), np.float32)
+    return x, x.copy(), PLC_VECTOR_NAMES
 
 
-def thermal_inputs(frames_ck: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """``(normalize_frame outputs (N, 120, 160) float32, thermal_stats rows, names)``."""
-    inputs, stats = [], []
-    for frame in frames_ck:
-        s, norm = thermal_features(frame)
-        inputs.append(norm.astype(np.float32))
-        stats.append([s[k] for k in THERMAL_REFERENCE_KEYS])
-    return np.stack(inputs), np.asarray(stats, np.float32), THERMAL_REFERENCE_KEYS
+def thermal_inputs(frames: Sequence[np.ndarray] | np.ndarray, assets: Sequence[object] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """``(thermal_vector rows (N, F), the same as reference rows, names)``; frames in any unit
+    (centikelvin uint16 from the simulator)."""
+    x = np.stack([thermal_vector(f, assets[i] if assets else None) for i, f in enumerate(frames)]).astype(np.float32)
+    return x, x.copy(), THERMAL_VECTOR_NAMES
 
 
 def audio_inputs(
-    clips: np.ndarray, sample_rate: int, assets: Sequence[Mapping[str, object] | None] | None = None
+    clips: Sequence[np.ndarray] | np.ndarray, sample_rate: int, assets: Sequence[object] | None = None,
+    shaft_hz: Sequence[float | None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """``(logmel outputs (N, 64, frames), audio_stats rows, names)``; int16 clips are scaled
+    """``(audio_vector rows (N, F), the same as reference rows, names)``; int16 clips are scaled
     to [-1, 1) as the WAV decoder does."""
-    inputs, stats = [], []
+    rows = []
     for i, clip in enumerate(clips):
         samples = clip.astype(np.float32) / 32768.0 if clip.dtype == np.int16 else clip.astype(np.float32)
-        mel, s = audio_features(samples, sample_rate, assets[i] if assets else None)
-        inputs.append(mel)
-        stats.append([s[k] for k in AUDIO_STAT_NAMES])
-    return np.stack(inputs), np.asarray(stats, np.float32), tuple(AUDIO_STAT_NAMES)
+        rows.append(audio_vector(samples, sample_rate, assets[i] if assets else None, shaft_hz[i] if shaft_hz else None))
+    x = np.stack(rows).astype(np.float32)
+    return x, x.copy(), AUDIO_VECTOR_NAMES
 
 
 __all__ = ["FEATURES_VERSION", "audio_inputs", "long_rows", "plc_input", "plc_inputs", "thermal_inputs"]

@@ -27,6 +27,11 @@ class LabelledSamples:
     reference_names: tuple[str, ...] = ()
     reference_kind: str = ""
     sample_ids: tuple[str, ...] = field(default_factory=tuple)
+    #: The machine of each sample (splits never put one machine in two splits), optional.
+    groups: np.ndarray | None = None
+    #: Hidden fault severity of each sample (0 for healthy), optional: recall-vs-severity curves.
+    severity: np.ndarray | None = None
+    asset_types: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.inputs) != len(self.labels):
@@ -38,7 +43,7 @@ class LabelledSamples:
     def sample_shape(self) -> tuple[int, ...]:
         return tuple(int(s) for s in self.inputs.shape[1:])
 
-    def subset(self, idx: np.ndarray) -> "LabelledSamples":
+    def subset(self, idx: np.ndarray) -> LabelledSamples:
         return LabelledSamples(
             self.modality,
             self.inputs[idx],
@@ -50,6 +55,9 @@ class LabelledSamples:
             self.reference_names,
             self.reference_kind,
             tuple(self.sample_ids[i] for i in idx) if self.sample_ids else (),
+            None if self.groups is None else self.groups[idx],
+            None if self.severity is None else self.severity[idx],
+            None if self.asset_types is None else self.asset_types[idx],
         )
 
     def class_counts(self) -> dict[str, int]:
@@ -72,15 +80,53 @@ class Split:
     test: LabelledSamples
 
 
+def grouped_split_indices(groups: np.ndarray, val_fraction: float, test_fraction: float, seed: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train/val/test indices with every group (machine) in exactly one split.
+
+    Groups are shuffled (``seed``) and dealt to test, then validation, until each holds its
+    share of the *samples*; the rest train.
+
+    >>> g = np.repeat(np.array(["a", "b", "c", "d", "e"]), 4)
+    >>> tr, va, te = grouped_split_indices(g, 0.2, 0.2, seed=0)
+    >>> len(tr), len(va), len(te), set(g[tr]) & set(g[te]), set(g[va]) & set(g[te])
+    (12, 4, 4, set(), set())
+    """
+    groups = np.asarray(groups)
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    if len(names) < 3:
+        raise ValueError(f"a grouped split needs at least 3 groups (machines), got {len(names)}")
+    order = np.random.default_rng(seed).permutation(len(names))
+    n = len(groups)
+    assign = np.zeros(len(names), np.int8)  # 0 train, 1 val, 2 test
+    filled = {2: 0, 1: 0}
+    targets = {2: test_fraction * n, 1: val_fraction * n}
+    for g in order:
+        split = 2 if filled[2] < targets[2] else (1 if filled[1] < targets[1] else 0)
+        assign[g] = split
+        if split:
+            filled[split] += int(counts[g])
+    for split in (2, 1):  # never leave a split empty
+        if not np.any(assign == split):
+            assign[order[-1 if split == 2 else -2]] = split
+    per_sample = assign[inverse]
+    return (np.flatnonzero(per_sample == 0), np.flatnonzero(per_sample == 1), np.flatnonzero(per_sample == 2))
+
+
 def split_samples(data: LabelledSamples, val_fraction: float, test_fraction: float, seed: int) -> Split:
-    """Stratified train/val/test split (falls back to unstratified for classes too small to stratify)."""
+    """Train/val/test split: grouped by machine when ``data.groups`` is known (no machine in two
+    splits: test scores are on machines never seen in training), else stratified by class
+    (falls back to unstratified for classes too small to stratify)."""
+    if data.groups is not None:
+        train, val, test = grouped_split_indices(data.groups, val_fraction, test_fraction, seed)
+        return Split(data.subset(train), data.subset(val), data.subset(test))
     idx = np.arange(len(data.labels))
 
     def _split(ids: np.ndarray, fraction: float, salt: int) -> tuple[np.ndarray, np.ndarray]:
         labels = data.labels[ids]
         counts = np.bincount(labels)
         stratify = labels if counts[counts > 0].min() >= 2 else None
-        n_out = max(1, int(round(fraction * len(ids))))
+        n_out = max(1, round(fraction * len(ids)))
         if stratify is not None and n_out < len(set(labels.tolist())):
             stratify = None
         a, b = train_test_split(ids, test_size=n_out, random_state=seed + salt, stratify=stratify)

@@ -4,6 +4,6 @@ The rule lives here (not in ``services/``) so that the fusion service, ``linewat
 the offline evaluation in ``models/`` all fuse exactly the same way.
 """
 
-from models.fusion.log_linear import FusionResult, FusionWeights, fuse
+from models.fusion.log_linear import FusionResult, FusionWeights, fuse, temper
 
-__all__ = ["FusionResult", "FusionWeights", "fuse"]
+__all__ = ["FusionResult", "FusionWeights", "fuse", "temper"]

@@ -2,11 +2,18 @@
 
 For classes ``c`` and the modalities ``m`` present, the fused distribution is
 
-    log p(c) ∝ Σ_m w[m, c] · log p_m(c)         (classes impossible for the asset type removed)
+    log p(c) ∝ b[c] + Σ_m (β[m, c] + w[m, c] · log p_m(c))    (classes impossible for the asset type removed)
+
+where ``p_m`` is renormalised over the classes modality ``m`` may name (``visible``: a microphone
+names bearing wear and cavitation, not a loose lug it cannot hear)
 
 with per-modality, per-class weights ``w`` (how far a modality is trusted on a class: a PLC window
-barely sees a bearing defect the microphone hears clearly). Missing modalities are skipped, never
-waited for; they lower ``confidence`` by the share of weight that is missing (``coverage``).
+barely sees a bearing defect the microphone hears clearly) a per-class log-prior ``b`` (the
+fused false-alarm budget: ``b[normal]`` > 0 asks for more evidence before a fault) and per-modality
+offsets ``β`` that only count when the modality is present. The shipped
+values are fitted on the validation split (``models.fusion.fit``, ``models/default/fusion.json``).
+Missing modalities are skipped, never waited for; they lower ``confidence`` by the share of weight
+that is missing (``coverage``).
 
 >>> r = fuse({"audio": {"normal": 0.1, "bearing_wear": 0.9}, "thermal": {"normal": 0.4, "bearing_wear": 0.6}},
 ...          classes=("normal", "bearing_wear"), expected=("audio", "thermal", "plc"))
@@ -32,15 +39,58 @@ PROBABILITY_FLOOR = 1e-4
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """``weights[modality][class]`` (missing entries: ``default``); ``impossible[asset_type]``
-    lists classes an asset type cannot have (e.g. cavitation on a conveyor)."""
+    """``weights[modality][class]`` (missing entries: ``default``); ``bias[class]`` (log-prior,
+    missing: 0); ``impossible[asset_type]`` lists classes an asset type cannot have (e.g.
+    cavitation on a conveyor): the key is matched exactly, else as a part of the type name
+    (``pump`` matches ``centrifugal_pump``), else ``*`` applies to every other known type.
+
+    >>> FusionWeights(impossible={"pump": [], "*": ["cavitation"]}).impossible_for("centrifugal_pump")
+    set()
+    >>> sorted(FusionWeights(impossible={"pump": [], "*": ["cavitation"]}).impossible_for("fan"))
+    ['cavitation']
+    """
 
     weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     default: float = 1.0
     impossible: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    bias: Mapping[str, float] = field(default_factory=dict)
+    #: ``visible[modality]``: the fault classes a modality may name (besides the first class,
+    #: ``normal``); its probabilities are renormalised over those before pooling. A modality not
+    #: listed may name every class.
+    visible: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: ``modality_bias[modality][class]``: a log-offset added when that modality is present (it
+    #: cancels the class prior the modality's own calibration baked in; absent modality: nothing).
+    modality_bias: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def restrict(self, modality: str, probabilities: Mapping[str, float], classes: Sequence[str]) -> dict[str, float]:
+        """``probabilities`` renormalised over what ``modality`` may name (see ``visible``).
+
+        >>> w = FusionWeights(visible={"audio": ["bearing_wear"]})
+        >>> w.restrict("audio", {"normal": 0.2, "bearing_wear": 0.2, "imbalance": 0.6}, ("normal", "bearing_wear", "imbalance"))
+        {'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
+        """
+        if modality not in self.visible:
+            return {c: float(probabilities.get(c, 0.0)) for c in classes}
+        allowed = {classes[0], *self.visible[modality]}
+        kept = {c: (float(probabilities.get(c, 0.0)) if c in allowed else 0.0) for c in classes}
+        total = sum(kept.values())
+        return {c: v / total for c, v in kept.items()} if total > 0 else {c: float(probabilities.get(c, 0.0))
+                                                                             for c in classes}
 
     def weight(self, modality: str, cls: str) -> float:
         return float(self.weights.get(modality, {}).get(cls, self.default))
+
+    def impossible_for(self, asset_type: str | None) -> set[str]:
+        """Classes ``asset_type`` cannot have (none for an unknown type)."""
+        if not asset_type or asset_type == "unknown":
+            return set()
+        t = asset_type.lower()
+        if t in self.impossible:
+            return set(self.impossible[t])
+        for key, classes in self.impossible.items():
+            if key != "*" and key in t:
+                return set(classes)
+        return set(self.impossible.get("*", ()))
 
     def modality_weight(self, modality: str, classes: Sequence[str]) -> float:
         """Mean weight of a modality over ``classes`` (its share in ``coverage``)."""
@@ -51,11 +101,14 @@ class FusionWeights:
         """From a JSON file ``{"weights": {...}, "default": 1.0, "impossible": {...}}``."""
         raw = json.loads(Path(path).read_text())
         return cls(weights=raw.get("weights", {}), default=float(raw.get("default", 1.0)),
-                   impossible=raw.get("impossible", {}))
+                   impossible=raw.get("impossible", {}), bias=raw.get("bias", {}), visible=raw.get("visible", {}),
+                   modality_bias=raw.get("modality_bias", {}))
 
     def to_json(self) -> dict:
         return {"weights": {m: dict(w) for m, w in self.weights.items()}, "default": self.default,
-                "impossible": {k: list(v) for k, v in self.impossible.items()}}
+                "impossible": {k: list(v) for k, v in self.impossible.items()}, "bias": dict(self.bias),
+                "visible": {k: list(v) for k, v in self.visible.items()},
+                "modality_bias": {m: dict(b) for m, b in self.modality_bias.items()}}
 
 
 @dataclass(frozen=True)
@@ -85,14 +138,16 @@ def fuse(
     """
     weights = weights or FusionWeights()
     expected = tuple(expected) if expected is not None else tuple(per_modality)
-    impossible = set(weights.impossible.get(asset_type, ())) if asset_type else set()
+    impossible = weights.impossible_for(asset_type)
     possible = [c for c in classes if c not in impossible] or list(classes)
     present = tuple(m for m in per_modality if per_modality[m])
-    scores = {c: 0.0 for c in possible}
+    scores = {c: float(weights.bias.get(c, 0.0)) if present else 0.0 for c in possible}
     for m in present:
-        probs = per_modality[m]
+        probs = weights.restrict(m, per_modality[m], classes)
         total = sum(max(float(probs.get(c, 0.0)), 0.0) for c in possible) or 1.0
+        offsets = weights.modality_bias.get(m, {})
         for c in possible:
+            scores[c] += float(offsets.get(c, 0.0))
             p = max(float(probs.get(c, 0.0)), 0.0) / total
             scores[c] += weights.weight(m, c) * math.log(max(p, PROBABILITY_FLOOR))
     top = max(scores.values())
@@ -107,3 +162,16 @@ def fuse(
     confidence = fused[label] * coverage if present else 0.0
     missing = tuple(m for m in expected if m not in present)
     return FusionResult(label, fused, confidence, coverage, present, missing)
+
+
+def temper(probabilities: Mapping[str, float], power: float) -> dict[str, float]:
+    """``p^power`` renormalised: flattens a distribution (``power`` < 1) when its model is known to
+    be extrapolating (input far outside its training range), so that it cannot outvote the other
+    modalities with a confident guess.
+
+    >>> {k: round(v, 3) for k, v in temper({"normal": 0.01, "imbalance": 0.99}, 0.3).items()}
+    {'normal': 0.201, 'imbalance': 0.799}
+    """
+    raised = {c: max(float(p), 0.0) ** power for c, p in probabilities.items()}
+    total = sum(raised.values()) or 1.0
+    return {c: v / total for c, v in raised.items()}

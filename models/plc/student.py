@@ -10,6 +10,9 @@ from torch import nn
 
 from models.common.normalization import InputStandardizer
 
+#: Standardised vector inputs are clamped to ±this (students and teachers alike).
+VECTOR_CLIP = 10.0
+
 if TYPE_CHECKING:  # pydantic is not needed to build a student (GPU bench hosts may lack it)
     from models.config import StudentConfig
 
@@ -33,4 +36,4 @@ class PlcStudent(nn.Module):
 def build_plc_student(
     cfg: StudentConfig, n_classes: int, sample_shape: tuple[int, ...], standardizer_stats: tuple[np.ndarray, np.ndarray]
 ) -> PlcStudent:
-    return PlcStudent(cfg, n_classes, int(sample_shape[-1]), InputStandardizer(*standardizer_stats))
+    return PlcStudent(cfg, n_classes, int(sample_shape[-1]), InputStandardizer(*standardizer_stats, clip=VECTOR_CLIP))

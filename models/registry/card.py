@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 CARD_JSON = "card.json"
 CARD_MD = "card.md"
-CARD_SCHEMA_VERSION = 1
+CARD_SCHEMA_VERSION = 2
 
 
 class FileEntry(BaseModel):
@@ -64,6 +64,12 @@ class ModelCard(BaseModel):
     latency_ms: list[Latency] = Field(default_factory=list)
     files: dict[str, FileEntry] = Field(default_factory=dict)
     training: dict[str, Any] = Field(default_factory=dict)
+    evaluation: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="split (test, unseen) -> role -> severity-aware Evaluation.")
+    probability_calibration: dict[str, Any] = Field(
+        default_factory=dict, description="Temperature + healthy prior shift fitted on validation, ECE before/after.")
+    distillation: dict[str, Any] = Field(
+        default_factory=dict, description="Teacher vs label-only vs distilled student: which was kept and why.")
 
     def macro_f1(self, role: str) -> float:
         """Test macro-F1 of ``role`` (``teacher``, ``student``, ``int8_cpu``, ``int8_tensorrt``)."""
@@ -85,6 +91,44 @@ class ModelCard(BaseModel):
 
 def _fmt_bytes(n: int) -> str:
     return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.2f} MiB"
+
+
+def _evaluation_lines(card: ModelCard) -> list[str]:
+    """Severity-aware comparison, calibration and distillation sections (schema 2 cards)."""
+    if not card.evaluation:
+        return []
+    lines = ["", "## Teacher, students, INT8 on the same splits", "",
+             "Past moderate = healthy samples plus faults of severity >= 0.5; FPR = healthy machines "
+             "flagged as faulty; ECE of the top-class probability.", "",
+             "| split | model | macro-F1 | macro-F1 past moderate | healthy FPR | ECE |", "|---|---|---|---|---|---|"]
+    for split, roles in card.evaluation.items():
+        for role, ev in roles.items():
+            lines.append(f"| {split} | {role} | {ev['report']['macro_f1']:.3f} | {ev['macro_f1_past_moderate']:.3f} | "
+                         f"{ev['healthy_fpr']:.4f} | {ev['ece']:.3f} |")
+    lines += ["", "Recall past moderate severity, INT8 student:", "",
+              "| class | " + " | ".join(card.evaluation) + " |", "|---|" + "---|" * len(card.evaluation)]
+    for c in card.classes[1:]:
+        vals = [card.evaluation[s]["int8_cpu"]["recall_past_moderate"].get(c) for s in card.evaluation]
+        lines.append(f"| {c} | " + " | ".join("–" if v is None or v != v else f"{v:.3f}" for v in vals) + " |")
+    lines += ["", "![recall vs severity](recall_vs_severity.png)",
+              "![reliability, raw](reliability.uncalibrated.png) ![reliability, calibrated](reliability.int8_cpu.png)"]
+    pc = card.probability_calibration.get("serving")
+    if pc:
+        bias = ", ".join(f"{c} {b:+.2f}" for c, b in zip(card.classes, pc.get("class_bias", []), strict=False))
+        lines += ["", "## Calibration (validation split)", "",
+                  f"Temperature {pc['temperature']:.3f}; class log-prior shifts {bias} (validation healthy FPR "
+                  f"{pc['val_fpr']:.4f}, budget {pc['max_val_fpr']}); validation ECE {pc['val_ece_before']:.3f} raw → "
+                  f"{pc['val_ece_after']:.3f} calibrated; test ECE (INT8) "
+                  f"{card.probability_calibration.get('test_ece_int8_cpu', float('nan')):.3f}."]
+    d = card.distillation
+    if d:
+        helped = d.get("distillation_helped_on_val")
+        lines += ["", "## Distillation", "",
+                  f"Kept: **{d.get('kept')}** (rule: {d.get('rule')}; validation macro-F1 "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in d.get("val_macro_f1", {}).items()) + "). "
+                  + ("Distillation beat the label-only student on validation." if helped else
+                     "Distillation did not beat the label-only student on validation, so it was not kept.")]
+    return lines
 
 
 def render_markdown(card: ModelCard) -> str:
@@ -111,9 +155,16 @@ def render_markdown(card: ModelCard) -> str:
     for c in card.classes:
         lines.append(f"| {c} | " + " | ".join(f"{r['per_class'][c]['f1']:.3f}" for r in card.metrics.values()) + " |")
     gate_lines = [f"- {g['name']}: {'pass' if g['passed'] else 'FAIL'} — {g['detail']}" for g in card.gates.get("checks", [])]
-    lines += ["", "## Accuracy gates", "", *gate_lines, "", "## Models", ""]
+    lines += _evaluation_lines(card)
+    forced = " (no-regression gate overridden with --force)" if card.gates.get("forced") else ""
+    lines += ["", f"## Accuracy gates{forced}", "", *gate_lines, "", "## Models", ""]
     lines.append(f"- teacher: {card.teacher.get('architecture')} ({card.teacher.get('parameters'):,} parameters), source {card.teacher.get('source')}")
-    lines.append(f"- student: {card.student.get('architecture')} ({card.student.get('parameters'):,} parameters)")
+    if card.teacher.get("trained_on"):
+        t = card.teacher["trained_on"]
+        lines.append(f"- teacher and students trained on {t.get('device')} (torch {t.get('torch')}, "
+                     f"{t.get('duration_s')} s for all three, calibration included)")
+    lines.append(f"- student: {card.student.get('architecture')} ({card.student.get('parameters'):,} parameters)"
+                 + (f", kept: {card.student['kept']}" if card.student.get("kept") else ""))
     lines.append(
         f"- ONNX parity (FP32 student vs torch): max |Δlogit| {card.parity.get('max_abs_diff', float('nan')):.2e} "
         f"(tolerance {card.parity.get('atol')} + 1e-3·max|logit|)"

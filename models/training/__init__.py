@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from models.training.train import train_modality
-    from models.training.run_all import train_all, train_command
     from models.training.gates import AccuracyGateError
+    from models.training.run_all import train_all, train_command
+    from models.training.train import train_modality
 
 __all__ = ["AccuracyGateError", "train_all", "train_command", "train_modality"]
 

@@ -49,7 +49,7 @@ def classification_report(y_true: np.ndarray, y_pred: np.ndarray, classes: tuple
     present = sorted(set(np.asarray(y_true).tolist()))
     p, r, f, s = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
     return ClassificationReport(
-        n_samples=int(len(y_true)),
+        n_samples=len(y_true),
         macro_f1=float(f1_score(y_true, y_pred, labels=present, average="macro", zero_division=0)),
         accuracy=float(np.mean(np.asarray(y_true) == np.asarray(y_pred))) if len(y_true) else 0.0,
         per_class={

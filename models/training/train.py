@@ -1,8 +1,11 @@
-"""``train_modality``: teacher → distilled student → ONNX → INT8 (two flavours) → gates →
-registered model version with its card.
+"""``train_modality``: fit (teacher, label-only and distilled students, calibration) → package
+(ONNX, INT8 in two flavours, severity-aware evaluation, gates, card) → registered version.
 
-Nothing is registered unless every step passed: the version is assembled in a staging
-directory next to the registry and renamed into place at the end.
+The two halves can run on different machines: :func:`models.training.fitting.fit_models` on a GPU
+(it returns a :class:`~models.training.fitting.FitBundle` that saves to a directory),
+:func:`package` on the CPU machine that quantizes and times the models. Nothing is registered
+unless every gate passed: the version is assembled in a staging directory next to the registry
+and renamed into place at the end.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 import torch
 
 from models.config import TrainConfig
-from models.data.samples import LabelledSamples, split_samples
+from models.data.samples import LabelledSamples
 from models.export.calibration import array_digest, calibration_indices
 from models.export.latency import measure_latencies
 from models.export.onnx_export import check_parity, export_onnx, ort_logits, ort_session
@@ -28,10 +31,24 @@ from models.families import family
 from models.registry.card import ModelCard
 from models.registry.store import ModelRegistry, file_entry
 from models.specs import PREPROCESSING_VERSION, check_modality, input_spec
-from models.common.normalization import fit_standardizer
-from models.training.gates import AccuracyGateError, evaluate_gates
-from models.training.loop import fit, predict_logits
-from models.training.metrics import classification_report, confusion_png
+from models.training.calibration import reliability_png, softmax
+from models.training.evaluation import (
+    VISIBLE_CLASSES,
+    Evaluation,
+    apply_mask,
+    evaluate,
+    possible_mask,
+    severity_curves_png,
+)
+from models.training.fitting import STUDENT_ROLES, FitBundle, fit_models
+from models.training.gates import (
+    AccuracyGateError,
+    evaluate_gates,
+    floor_checks,
+    regression_check,
+)
+from models.training.loop import predict_logits
+from models.training.metrics import confusion_png
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +62,13 @@ FILES = {
     "teacher_fp32": "teacher.fp32.onnx",
     "reference": "reference.npz",
 }
+#: Roles of ``card.metrics`` (test split): the comparison the issue asks for, on the same split.
+METRIC_ROLES: tuple[str, ...] = ("teacher", "student_label_only", "student_distilled", "student", "int8_cpu",
+                                 "int8_tensorrt")
 
 
 def _param_count(model: torch.nn.Module) -> int:
     return int(sum(p.numel() for p in model.parameters()))
-
-
-def _seed_everything(seed: int) -> None:
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def _versions() -> dict[str, str]:
@@ -61,7 +76,8 @@ def _versions() -> dict[str, str]:
     import onnxruntime
     import transformers
 
-    return {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__, "onnx": onnx.__version__, "transformers": transformers.__version__}
+    return {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__, "onnx": onnx.__version__,
+            "transformers": transformers.__version__}
 
 
 def _write_reference(data: LabelledSamples, directory: Path, n: int, seed: int) -> dict[str, object]:
@@ -73,190 +89,222 @@ def _write_reference(data: LabelledSamples, directory: Path, n: int, seed: int) 
         x = data.inputs[idx].reshape(len(idx), -1)
         rows = np.stack([np.nanmean(x, 1), np.nanstd(x, 1), np.nanmin(x, 1), np.nanmax(x, 1)], axis=1)
         names, kind = ("input.mean", "input.std", "input.min", "input.max"), "input summary"
-    np.savez_compressed(
-        directory / FILES["reference"],
-        features=np.asarray(rows, np.float32),
-        names=np.asarray(names, dtype=str),
-        labels=data.labels[idx].astype(np.int64),
-    )
-    return {"path": FILES["reference"], "n_samples": int(len(idx)), "names": list(names), "kind": kind,
-            "arrays": {"features": "float32 (n, len(names))", "names": "str (len(names),)", "labels": "int64 class index"}}
+    np.savez_compressed(directory / FILES["reference"], features=np.asarray(rows, np.float32),
+                        names=np.asarray(names, dtype=str), labels=data.labels[idx].astype(np.int64))
+    return {"path": FILES["reference"], "n_samples": len(idx), "names": list(names), "kind": kind,
+            "arrays": {"features": "float32 (n, len(names))", "names": "str (len(names),)",
+                       "labels": "int64 class index"}}
 
 
-def train_modality(
-    modality: str,
-    data: LabelledSamples,
-    out_registry_dir: Path,
-    config: TrainConfig | None = None,
-) -> ModelCard:
-    """Train, distil, export, quantize, gate and register one modality; return its card.
+def train_modality(modality: str, data: LabelledSamples, out_registry_dir: Path, config: TrainConfig | None = None,
+                   unseen: LabelledSamples | None = None, force: bool = False) -> ModelCard:
+    """Fit, package, gate and register one modality; return its card.
 
-    Raises :class:`~models.training.gates.AccuracyGateError` (nothing registered) when a gate
-    fails, :class:`~models.export.onnx_export.OnnxParityError` when ORT disagrees with torch.
+    ``unseen``: an optional second test set (machine types / parameter ranges never seen in
+    training), evaluated and recorded but not gated. ``force``: register even if the new model is
+    worse than the registered latest (the no-regression gate); the other gates always apply.
+    Raises :class:`~models.training.gates.AccuracyGateError` (nothing registered) when a gate fails,
+    :class:`~models.export.onnx_export.OnnxParityError` when ORT disagrees with torch.
     """
     cfg = config or TrainConfig()
     modality = check_modality(modality)
     if data.modality != modality:
         raise ValueError(f"data is for {data.modality!r}, not {modality!r}")
-    started = time.perf_counter()
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
-    _seed_everything(cfg.seed)
-    registry = ModelRegistry(out_registry_dir)
-    Path(out_registry_dir).mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{modality}-", dir=out_registry_dir))
     try:
-        card = _train(modality, data, staging, cfg)
-        card.training["duration_s"] = round(time.perf_counter() - started, 1)
-        card.save(staging)
-        version, directory = registry.publish(modality, staging)
-        log.info("%s: registered %s at %s", modality, version, directory)
-        return ModelCard.load(directory)
+        bundle = fit_models(modality, data, cfg)
+        return package(bundle, data, out_registry_dir, cfg, unseen=unseen, force=force)
     finally:
         torch.set_num_threads(previous_threads)
+
+
+def package(bundle: FitBundle, data: LabelledSamples, out_registry_dir: Path, cfg: TrainConfig | None = None,
+            unseen: LabelledSamples | None = None, force: bool = False) -> ModelCard:
+    """Export, quantize, evaluate, gate and register a fitted bundle (CPU)."""
+    cfg = cfg or TrainConfig.model_validate(bundle.config)
+    started = time.perf_counter()
+    registry = ModelRegistry(out_registry_dir)
+    Path(out_registry_dir).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{bundle.modality}-", dir=out_registry_dir))
+    try:
+        card = _package(bundle, data, staging, cfg, registry, unseen, force)
+        card.training["package_duration_s"] = round(time.perf_counter() - started, 1)
+        card.save(staging)
+        version, directory = registry.publish(bundle.modality, staging)
+        log.info("%s: registered %s at %s", bundle.modality, version, directory)
+        return ModelCard.load(directory)
+    finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _train(modality: str, data: LabelledSamples, out: Path, cfg: TrainConfig) -> ModelCard:
+def _probs(logits: np.ndarray) -> np.ndarray:
+    return softmax(logits).astype(np.float32)
+
+
+def _regression(registry: ModelRegistry, modality: str, spec_shape: list[int], features_version: int,
+                new: Evaluation, test: LabelledSamples, classes: tuple[str, ...], cfg: TrainConfig):
+    """The no-regression check against the registered latest (None when nothing is registered)."""
+    try:
+        latest = registry.latest(modality)
+    except LookupError:
+        return None
+    card = latest.card
+    if list(card.input.get("shape", [])) == spec_shape and card.features_version == features_version:
+        old_probs = _probs(ort_logits(ort_session(latest.path()), test.inputs))
+        old = evaluate(apply_mask(old_probs, possible_mask(test.asset_types, classes)), test.labels, test.severity,
+                       classes)
+        basis = "registered model re-scored on this test split"
+        new_f1, old_f1 = new.macro_f1_past_moderate, old.macro_f1_past_moderate
+    else:
+        basis = (f"input changed (registered: features v{card.features_version}, shape {card.input.get('shape')}), "
+                 "compared with its recorded test macro-F1")
+        serving = card.serving_role.removeprefix("student_")
+        old_f1 = float(card.metrics.get(serving, card.metrics.get("int8_cpu", {})).get("macro_f1", 0.0))
+        new_f1 = new.macro_f1
+    return regression_check(new_f1, old_f1, latest.version, basis, cfg.gates)
+
+
+def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConfig, registry: ModelRegistry,
+             unseen: LabelledSamples | None, force: bool) -> ModelCard:
+    modality, classes, shape = bundle.modality, bundle.classes, bundle.sample_shape
     fam = family(modality)
-    split = split_samples(data, cfg.val_fraction, cfg.test_fraction, cfg.seed)
-    classes = data.classes
-    shape = data.sample_shape
-    stats = fit_standardizer(split.train.inputs, per_feature=fam.per_feature_standardization)
+    split = bundle.split_of(data)
+    test = split.test
+    student = bundle.calibrated("student")
+    teacher = bundle.calibrated("teacher")
 
-    # 1. teacher
-    device = torch.device(cfg.device)
-    teacher = fam.build_teacher(cfg.teacher, classes, shape, stats).to(device)
-    teacher_fit = None
-    if cfg.teacher.epochs > 0:
-        teacher_fit = fit(
-            teacher, split.train.inputs, split.train.labels, split.val.inputs, split.val.labels, classes,
-            epochs=cfg.teacher.epochs, lr=cfg.teacher.lr, weight_decay=cfg.teacher.weight_decay,
-            batch_size=cfg.batch_size, patience=cfg.patience, seed=cfg.seed,
-            desc=f"{modality} teacher", progress=cfg.progress, min_epochs=cfg.teacher.min_epochs,
-        )
-    teacher_test = classification_report(split.test.labels, predict_logits(teacher, split.test.inputs).argmax(1), classes)
-    if teacher_test.macro_f1 >= TOO_EASY_F1 and data.source.startswith("simulator"):
-        log.warning(
-            "%s teacher macro-F1 %.3f >= %.2f on simulated data: the task is too easy to tell models apart; "
-            "raise the simulator difficulty", modality, teacher_test.macro_f1, TOO_EASY_F1,
-        )
-
-    # 2. student, distilled from the teacher's logits on the training split
-    _seed_everything(cfg.seed + 1)
-    student = fam.build_student(cfg.student, len(classes), shape, stats).to(device)
-    soft = predict_logits(teacher, split.train.inputs)
-    student_fit = fit(
-        student, split.train.inputs, split.train.labels, split.val.inputs, split.val.labels, classes,
-        epochs=cfg.student.epochs, lr=cfg.student.lr, weight_decay=cfg.student.weight_decay,
-        batch_size=cfg.batch_size, patience=cfg.patience, seed=cfg.seed + 1,
-        desc=f"{modality} student", progress=cfg.progress,
-        teacher_logits=soft, temperature=cfg.student.temperature, alpha=cfg.student.alpha,
-        min_epochs=cfg.student.min_epochs,
-    )
-    student_test = classification_report(split.test.labels, predict_logits(student, split.test.inputs).argmax(1), classes)
-    teacher, student = teacher.cpu(), student.cpu()  # export and parity run on CPU
-
-    # 3. ONNX export + parity
+    # 1. ONNX (calibration baked in) + parity
     fp32 = export_onnx(student, shape, out / FILES["student_fp32"])
-    parity = check_parity(student, fp32, split.test.inputs[: min(64, len(split.test.inputs))], cfg.gates.parity_atol)
+    parity = check_parity(student, fp32, test.inputs[: min(64, len(test.inputs))], cfg.gates.parity_atol)
     files = {"student_fp32": fp32}
     teacher_parity = None
     if cfg.export_teacher:
         files["teacher_fp32"] = export_onnx(teacher, shape, out / FILES["teacher_fp32"])
-        teacher_parity = check_parity(teacher, files["teacher_fp32"], split.test.inputs[: min(16, len(split.test.inputs))], cfg.gates.parity_atol)
-    teacher_source = str(cfg.teacher.checkpoint) if cfg.teacher.checkpoint else "random init from config"
+        teacher_parity = check_parity(teacher, files["teacher_fp32"], test.inputs[: min(16, len(test.inputs))],
+                                      cfg.gates.parity_atol)
     if cfg.save_teacher_checkpoint:
-        teacher.save(out / "teacher")
+        bundle.models["teacher"].save(out / "teacher")  # type: ignore[operator]
 
-    # 4. INT8, calibrated on a stratified sample of the training split
+    # 2. INT8, calibrated on a stratified sample of the training split
     calib_idx = calibration_indices(split.train.labels, cfg.quantize.calibration_samples, cfg.seed)
     calib = split.train.inputs[calib_idx]
-    recipes = {}
-    int8_reports = {}
+    recipes: dict[str, dict] = {}
     for flavour in FLAVOURS:
         role = f"student_int8_{flavour}"
         recipes[flavour] = asdict(quantize_int8(fp32, out / FILES[role], calib, flavour, cfg.quantize))
         recipes[flavour]["evaluated_with"] = (
             "ONNX Runtime CPU, graph optimisations off (QDQ emulation of TensorRT explicit quantization)"
-            if flavour == "tensorrt" else "ONNX Runtime CPU, default optimisations (fused int8 kernels)"
-        )
+            if flavour == "tensorrt" else "ONNX Runtime CPU, default optimisations (fused int8 kernels)")
         files[role] = out / FILES[role]
-        # cpu: exactly what ORT CPU runs in production; tensorrt: TensorRT's QDQ arithmetic
-        pred = ort_logits(ort_session(files[role], emulate_qdq=flavour == "tensorrt"), split.test.inputs).argmax(1)
-        int8_reports[flavour] = classification_report(split.test.labels, pred, classes)
-    fp32_ort_pred = ort_logits(ort_session(fp32), split.test.inputs).argmax(1)
-    student_ort_test = classification_report(split.test.labels, fp32_ort_pred, classes)
 
-    # 5. gates
-    checks = evaluate_gates(
-        teacher_test.macro_f1, student_ort_test.macro_f1, {k: v.macro_f1 for k, v in int8_reports.items()}, cfg.gates
-    )
-    failures = [c for c in checks if not c.passed]
+    # 3. evaluation: every role on the test split (and the unseen set), severity-aware
+    def scores(part: LabelledSamples) -> dict[str, np.ndarray]:
+        """Every role's probabilities, impossible classes (cavitation without a pump) masked as
+        every consumer masks them."""
+        inputs = part.inputs
+        possible = possible_mask(part.asset_types, classes)
+        out_probs = {r: _probs(predict_logits(bundle.calibrated(r), inputs))
+                     for r in ("teacher", *STUDENT_ROLES)}
+        out_probs["student"] = _probs(ort_logits(ort_session(fp32), inputs))
+        for flavour in FLAVOURS:
+            session = ort_session(files[f"student_int8_{flavour}"], emulate_qdq=flavour == "tensorrt")
+            out_probs[f"int8_{flavour}"] = _probs(ort_logits(session, inputs))
+        return {r: apply_mask(p, possible) for r, p in out_probs.items()}
+
+    sets = {"test": test, **({"unseen": unseen} if unseen is not None else {})}
+    evaluations: dict[str, dict[str, Evaluation]] = {}
+    for name, part in sets.items():
+        probs = scores(part)
+        evaluations[name] = {r: evaluate(p, part.labels, part.severity, classes) for r, p in probs.items()}
+        if name == "test":
+            raw = apply_mask(_probs(predict_logits(bundle.models[bundle.chosen], part.inputs)),
+                             possible_mask(part.asset_types, classes))
+            reliability_png(raw, part.labels, out / "reliability.uncalibrated.png", f"{modality} student, raw softmax")
+            reliability_png(probs["int8_cpu"], part.labels, out / "reliability.int8_cpu.png",
+                            f"{modality} INT8 student, calibrated")
+    ev = evaluations["test"]
+    for role in ("teacher", "student", "int8_cpu", "int8_tensorrt"):
+        confusion_png(ev[role].report, out / f"confusion.{role}.png", f"{modality} {role} (test)")
+    severity_curves_png({f"{n} split": e["int8_cpu"] for n, e in evaluations.items()}, out / "recall_vs_severity.png",
+                        f"{modality} INT8 student: recall vs fault severity")
+    if ev["teacher"].macro_f1 >= TOO_EASY_F1 and data.source.startswith("simulator"):
+        log.warning("%s teacher macro-F1 %.3f >= %.2f on simulated data: too easy to tell models apart",
+                    modality, ev["teacher"].macro_f1, TOO_EASY_F1)
+
+    # 4. gates
+    serving = ev["int8_cpu"]
+    checks = evaluate_gates(ev["teacher"].macro_f1, ev["student"].macro_f1,
+                            {f: ev[f"int8_{f}"].macro_f1 for f in FLAVOURS}, cfg.gates)
+    visible = {c: serving.recall_past_moderate.get(c, float("nan")) for c in VISIBLE_CLASSES.get(modality, ())}
+    strong = serving.macro_f1_past_moderate if test.severity is not None else serving.macro_f1
+    checks += floor_checks(strong, visible, serving.healthy_fpr, cfg.gates)
+    spec = input_spec(modality, shape, data.features_version)
+    regression = _regression(registry, modality, list(spec.shape), data.features_version, serving, test, classes, cfg)
+    forced = False
+    if regression is not None:
+        checks.append(regression)
+        forced = force and not regression.passed
+    failures = [c for c in checks if not c.passed and not (forced and c.name == "no_regression")]
     if failures:
         raise AccuracyGateError(modality, failures)
 
-    # 6. card artefacts
-    reports = {"teacher": teacher_test, "student": student_ort_test, **{f"int8_{k}": v for k, v in int8_reports.items()}}
-    for role, report in reports.items():
-        confusion_png(report, out / f"confusion.{role}.png", f"{modality} {role}")
+    # 5. card artefacts
     reference = _write_reference(split.train, out, cfg.reference_samples, cfg.seed)
     latency_files = {r: p for r, p in files.items() if r.startswith("student")}
-    latencies = measure_latencies(latency_files, split.test.inputs[:32], (1, 32), cfg.latency_runs)
+    latencies = measure_latencies(latency_files, test.inputs[:32], (1, 32), cfg.latency_runs)
     names = sorted(p.name for p in out.iterdir() if p.is_file()) + sorted(
-        f"teacher/{p.name}" for p in (out / "teacher").glob("*") if p.is_file()
-    )
+        f"teacher/{p.name}" for p in (out / "teacher").glob("*") if p.is_file())
     role_of = {v: k for k, v in FILES.items()}
     entries = {role_of.get(n, n): file_entry(out, n) for n in names}
-    spec = input_spec(modality, shape, data.features_version)
+    teacher_fit = bundle.fits.get("teacher")
     return ModelCard(
-        name=f"{modality}-student",
-        modality=modality,
-        version="staging",
-        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        classes=list(classes),
-        input=spec.to_dict(),
-        features_version=data.features_version,
-        preprocessing_version=PREPROCESSING_VERSION,
+        name=f"{modality}-student", modality=modality, version="staging",
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), classes=list(classes), input=spec.to_dict(),
+        features_version=data.features_version, preprocessing_version=PREPROCESSING_VERSION,
         teacher={
-            "architecture": fam.teacher_architecture,
-            "parameters": _param_count(teacher),
-            "source": teacher_source,
-            "config": cfg.teacher.model_dump(mode="json"),
-            "fit": asdict(teacher_fit) if teacher_fit else None,
+            "architecture": fam.teacher_architecture, "parameters": _param_count(bundle.models["teacher"]),
+            "source": str(cfg.teacher.checkpoint) if cfg.teacher.checkpoint else "random init from config",
+            "config": cfg.teacher.model_dump(mode="json"), "fit": asdict(teacher_fit) if teacher_fit else None,
             "onnx_parity": teacher_parity.to_dict() if teacher_parity else None,
-            "torch_test_macro_f1": teacher_test.macro_f1,
+            "trained_on": bundle.trained_on, "torch_test_macro_f1": ev["teacher"].macro_f1,
         },
         student={
-            "architecture": fam.student_architecture,
-            "parameters": _param_count(student),
-            "config": cfg.student.model_dump(mode="json"),
-            "fit": asdict(student_fit),
-            "torch_test_macro_f1": student_test.macro_f1,
+            "architecture": fam.student_architecture, "parameters": _param_count(bundle.models[bundle.chosen]),
+            "kept": bundle.chosen, "config": cfg.student.model_dump(mode="json"),
+            "fit": asdict(bundle.fits[bundle.chosen]) if bundle.fits.get(bundle.chosen) else None,
+            "trained_on": bundle.trained_on, "torch_test_macro_f1": ev[bundle.chosen].macro_f1,
         },
-        metrics={role: r.to_dict() for role, r in reports.items()},
-        gates={"passed": True, "config": cfg.gates.model_dump(), "checks": [c.to_dict() for c in checks]},
-        parity=parity.to_dict(),
-        quantization=recipes,
-        calibration={
-            "n_samples": int(len(calib_idx)),
-            "digest": array_digest(calib),
-            "source": "stratified sample of the training split",
-            "method": cfg.quantize.calibration_method,
-        },
+        metrics={role: ev[role].report.to_dict() for role in METRIC_ROLES},
+        gates={"passed": True, "forced": forced, "config": cfg.gates.model_dump(),
+               "checks": [c.to_dict() for c in checks]},
+        parity=parity.to_dict(), quantization=recipes,
+        calibration={"n_samples": len(calib_idx), "digest": array_digest(calib),
+                     "source": "stratified sample of the training split", "method": cfg.quantize.calibration_method},
         dataset={
-            "source": data.source,
-            "digest": data.digest(),
-            "n_total": int(len(data.labels)),
-            "n_train": int(len(split.train.labels)),
-            "n_val": int(len(split.val.labels)),
-            "n_test": int(len(split.test.labels)),
-            "class_counts": data.class_counts(),
-            "test_class_counts": split.test.class_counts(),
+            "source": data.source, "digest": data.digest(), "n_total": len(data.labels),
+            "n_train": len(split.train.labels), "n_val": len(split.val.labels),
+            "n_test": len(test.labels), "class_counts": data.class_counts(),
+            "test_class_counts": test.class_counts(),
+            "split": "grouped by machine (no machine in two splits)" if data.groups is not None else "stratified",
+            "n_machines": {k: len(set(part.groups.tolist())) for k, part in
+                           (("train", split.train), ("val", split.val), ("test", test))} if data.groups is not None
+            else {},
+            **({"unseen": {"source": unseen.source, "n": len(unseen.labels),
+                           "class_counts": unseen.class_counts()}} if unseen is not None else {}),
         },
-        reference=reference,
-        latency_ms=latencies,
-        files=entries,
-        training={"seed": cfg.seed, "threads": cfg.threads, "config": cfg.model_dump(mode="json"), "versions": _versions()},
+        reference=reference, latency_ms=latencies, files=entries,
+        training={"seed": cfg.seed, "threads": cfg.threads, "config": cfg.model_dump(mode="json"),
+                  "versions": _versions(), "fit_on": bundle.trained_on},
+        evaluation={name: {r: e.to_dict() for r, e in evs.items()} for name, evs in evaluations.items()},
+        probability_calibration={r: c.to_dict() for r, c in bundle.calibrations.items()}
+        | {"serving": bundle.calibrations[bundle.chosen].to_dict(), "test_ece_int8_cpu": serving.ece},
+        distillation={
+            "kept": bundle.chosen, "rule": cfg.distillation,
+            "val_macro_f1": bundle.val_macro_f1,
+            "test_macro_f1": {r: ev[r].macro_f1 for r in ("teacher", *STUDENT_ROLES)},
+            "distillation_helped_on_val": bundle.val_macro_f1.get("student_distilled", 0.0)
+            > bundle.val_macro_f1.get("student_label_only", 0.0),
+        },
     )

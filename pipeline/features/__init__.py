@@ -4,4 +4,5 @@ Bump :data:`FEATURES_VERSION` whenever an output changes meaning, order or scale
 carry it and models record the version they were trained on.
 """
 
-FEATURES_VERSION: int = 1
+FEATURES_VERSION: int = 2
+"""2: the messages carry ``vector``, the physics-normalised model input (see docs/features.md)."""

@@ -42,6 +42,8 @@ import numpy as np
 import scipy.fft
 from scipy.signal import find_peaks
 
+from pipeline.features.asset_profile import AssetProfile
+
 SAMPLE_RATE = 16_000
 N_MELS = 64
 N_FFT = 512
@@ -153,10 +155,14 @@ class AssetAcoustics:
     bearing_frequencies_hz: Mapping[str, float] = field(default_factory=dict)
     resonance_band_hz: tuple[float, float] | None = None
     bearing_orders: Mapping[str, float] = field(default_factory=dict)
+    #: Everything the physics-normalised model inputs need (speed, bearing geometry, nameplate,
+    #: regions), parsed from the same entry; ``None`` when built by hand.
+    profile: AssetProfile | None = field(default=None, compare=False)
 
     @classmethod
     def from_registry_entry(cls, entry: Mapping[str, object]) -> AssetAcoustics:
         """From one ``assets.json`` asset entry (missing keys → defaults)."""
+        profile = AssetProfile.from_entry(entry)
         freqs = entry.get("bearing_frequencies_hz") or {}
         orders = entry.get("bearing_orders") or {}
         band = entry.get("resonance_band_hz")
@@ -164,6 +170,7 @@ class AssetAcoustics:
             bearing_frequencies_hz={str(k): float(v) for k, v in dict(freqs).items()},  # type: ignore[call-overload]
             resonance_band_hz=(float(band[0]), float(band[1])) if band else None,  # type: ignore[index]
             bearing_orders={str(k): float(v) for k, v in dict(orders).items()},  # type: ignore[call-overload]
+            profile=profile,
         )
 
     def frequencies(self, shaft_hz: float | None = None) -> dict[str, float]:
@@ -178,6 +185,11 @@ def as_acoustics(asset: object) -> AssetAcoustics | None:
     with an ``acoustics`` attribute (``pipeline.validation.AssetInfo``)."""
     if asset is None or isinstance(asset, AssetAcoustics):
         return asset
+    if isinstance(asset, AssetProfile):
+        nominal = asset.nominal_shaft_hz
+        return AssetAcoustics(
+            bearing_frequencies_hz={k: v * nominal for k, v in asset.bearing_orders.items()} if nominal else {},
+            resonance_band_hz=asset.resonance_band_hz, bearing_orders=dict(asset.bearing_orders), profile=asset)
     if isinstance(asset, Mapping):
         return AssetAcoustics.from_registry_entry(asset)
     acoustics = getattr(asset, "acoustics", None)

@@ -1,50 +1,105 @@
-"""Contract messages built from feature outputs, shared by the Flink job and the tests.
+"""Contract messages built from feature outputs: the one place the Flink job, ``linewatch inspect``
+and the tests turn decoded data into ``PlcFeatures`` / ``ThermalFeatures`` / ``AudioFeatures``.
+
+Each message carries ``vector``, the physics-normalised model input of its modality
+(:mod:`pipeline.features.plc_physics`, :mod:`~pipeline.features.thermal_regions`,
+:mod:`~pipeline.features.audio_physics`), next to the statistics and arrays of features v1.
+``asset`` is what the feature code knows about the machine: an ``assets.json`` entry, an
+:class:`~pipeline.features.asset_profile.AssetProfile` or ``pipeline.validation.AssetInfo``.
 
 >>> import numpy as np
 >>> msg = thermal_features_message("PMP-01", "pump", 1_000, np.full((120, 160), 30000, np.uint16),
 ...                                source="thermal/frames/PMP-01/a.tiff", ingest_time_ms=1_005)
->>> msg.features_version, msg.frame.dtype.name, msg.frame.shape, round(msg.stats["max_c"], 2)
-(1, 'float16', (120, 160), 26.85)
+>>> msg.features_version, msg.frame.dtype.name, msg.frame.shape, round(msg.stats["max_c"], 2), msg.vector.shape
+(2, 'float16', (120, 160), 26.85, (69,))
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
 from linewatch.contract import AudioFeatures, PlcFeatures, ThermalFeatures
 from pipeline.features import FEATURES_VERSION
+from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.audio_features import audio_features
+from pipeline.features.audio_physics import audio_vector, resample_to_16k
+from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.thermal_features import thermal_features
+from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector
+
+KELVIN = 273.15
 
 
-def plc_features_message(window: PlcWindow, asset_type: str, source: str = "",
-                         ingest_time_ms: int = 0) -> PlcFeatures:
+def _profile(asset: object, regions: Mapping[str, object] | None = None) -> AssetProfile:
+    profile = as_profile(asset)
+    if regions and not profile.regions:
+        boxes = {str(k): tuple(float(v) for v in box) for k, box in regions.items()}  # type: ignore[union-attr]
+        profile = AssetProfile(**{**profile.__dict__, "regions": boxes})
+    return profile
+
+
+def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", ingest_time_ms: int = 0,
+                         asset: object = None) -> PlcFeatures:
     """``PlcFeatures`` of one completed window (``event_time_ms`` = window end)."""
+    values = np.asarray(window.values, dtype=np.float32)
     return PlcFeatures(
         asset_id=window.asset_id, asset_type=asset_type, window_start_ms=window.start_ms,
         window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
-        feature_names=plc_feature_names(), values=np.asarray(window.values, dtype=np.float32),
-        n_samples=window.n_samples, alarm_counts=dict(window.alarm_counts), source=source,
-        ingest_time_ms=ingest_time_ms)
+        feature_names=plc_feature_names(), values=values, n_samples=window.n_samples,
+        alarm_counts=dict(window.alarm_counts), source=source, ingest_time_ms=ingest_time_ms,
+        vector=plc_vector(values, asset))
 
 
 def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int, frame_ck: np.ndarray,
                              baseline_ck: np.ndarray | None = None,
-                             regions: dict[str, tuple[int, int, int, int]] | None = None,
-                             source: str = "", ingest_time_ms: int = 0) -> ThermalFeatures:
-    """``ThermalFeatures`` of one frame: statistics plus the normalized float16 frame."""
-    stats, frame = thermal_features(frame_ck, baseline_ck, regions)
+                             regions: Mapping[str, tuple[int, int, int, int]] | None = None,
+                             source: str = "", ingest_time_ms: int = 0, asset: object = None) -> ThermalFeatures:
+    """``ThermalFeatures`` of one frame: statistics, the normalized float16 frame and ``vector``.
+
+    ``frame_ck`` is a frame in centikelvin (the pipeline's unit); frames in other units go through
+    :func:`thermal_message_any_unit`. ``regions`` (``assets.json`` boxes) default to the asset's.
+    """
+    profile = _profile(asset, regions)
+    boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
+                                                  for k, b in profile.regions.items()} or None)
+    stats, frame = thermal_features(frame_ck, baseline_ck, boxes)  # type: ignore[arg-type]
+    vector = thermal_vector(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                            features_version=FEATURES_VERSION, stats=stats, frame=frame, source=source,
-                           ingest_time_ms=ingest_time_ms)
+                           ingest_time_ms=ingest_time_ms, vector=vector)
+
+
+def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
+                             asset: object = None, source: str = "", ingest_time_ms: int = 0) -> ThermalFeatures:
+    """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
+    with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics."""
+    profile = _profile(asset)
+    frame_c = frame_to_celsius(frame, profile.frame)
+    frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
+    boxes = {k: tuple(round(v) for v in b) for k, b in profile.regions.items()} or None
+    from pipeline.features.thermal_regions import scaled_regions
+
+    boxes = scaled_regions(profile, frame_ck.shape) if boxes else None
+    stats, normalized = thermal_features(frame_ck, None, boxes)
+    vector = thermal_vector(frame_c, profile, None, frame_meta={"unit": "celsius"})
+    return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
+                           features_version=FEATURES_VERSION, stats=stats, frame=normalized, source=source,
+                           ingest_time_ms=ingest_time_ms, vector=vector)
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,
                            sample_rate: int = 16_000, asset: object = None, shaft_hz: float | None = None,
                            source: str = "", ingest_time_ms: int = 0) -> AudioFeatures:
-    """``AudioFeatures`` of one clip: statistics plus the float32 log-mel spectrogram."""
-    mel, stats = audio_features(samples, sample_rate, asset, shaft_hz)
+    """``AudioFeatures`` of one clip: statistics, the float32 log-mel spectrogram and ``vector``.
+
+    The log-mel and statistics describe the clip at 16 kHz (other rates are resampled);
+    ``shaft_hz`` (a measured running speed, e.g. PLC ``speed_rpm`` / 60) narrows the speed search.
+    """
+    x = resample_to_16k(samples, sample_rate)
+    mel, stats = audio_features(x, 16_000, asset, shaft_hz)
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
-                         ingest_time_ms=ingest_time_ms)
+                         ingest_time_ms=ingest_time_ms, vector=audio_vector(x, 16_000, asset, shaft_hz))

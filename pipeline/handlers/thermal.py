@@ -28,7 +28,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
                                    state.baseline.baseline_ck, regions, source=blob.ref,
-                                   ingest_time_ms=int(time.time() * 1000))
+                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info)
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")

@@ -6,19 +6,30 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import ASTConfig, ASTForAudioClassification, ViTConfig, ViTForImageClassification
+from transformers import (
+    ASTConfig,
+    ASTForAudioClassification,
+    ViTConfig,
+    ViTForImageClassification,
+)
 
 from models.config import TeacherConfig
-from models.families import family
+from models.families import family, image_family
 
 torch.set_num_threads(1)
 CLASSES = ("normal", "bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation")
 SHAPES = {"plc": (37,), "thermal": (120, 160), "audio": (64, 101)}
+
+
+def fam_of(modality: str):
+    """PLC: the vector family (every shipped model); thermal/audio: the image families (ViT/AST
+    teachers, CNN students: the ablation and users' own ViT/AST checkpoints)."""
+    return family("plc") if modality == "plc" else image_family(modality)
 SMALL = TeacherConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=1)
 
 
 def _stats(modality: str) -> tuple[np.ndarray, np.ndarray]:
-    shape = SHAPES[modality] if family(modality).per_feature_standardization else (1,) * len(SHAPES[modality])
+    shape = SHAPES[modality] if fam_of(modality).per_feature_standardization else (1,) * len(SHAPES[modality])
     rng = np.random.default_rng(1)
     return rng.normal(size=shape).astype(np.float32), rng.uniform(0.5, 2, size=shape).astype(np.float32)
 
@@ -26,7 +37,7 @@ def _stats(modality: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("modality", ["plc", "thermal", "audio"])
 def test_saved_teacher_loads_back_with_identical_outputs(modality: str, tmp_path) -> None:
     torch.manual_seed(0)
-    fam = family(modality)
+    fam = fam_of(modality)
     teacher = fam.build_teacher(SMALL, CLASSES, SHAPES[modality], _stats(modality)).eval()
     x = torch.randn(3, *SHAPES[modality])
     saved = teacher.save(tmp_path / "ckpt")
@@ -44,7 +55,7 @@ def test_user_vit_checkpoint_with_rgb_and_other_size_and_labels(tmp_path) -> Non
     cfg = ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=16, num_hidden_layers=1,
                     num_attention_heads=2, intermediate_size=32, num_labels=2)
     ViTForImageClassification(cfg).save_pretrained(tmp_path / "user-vit")
-    teacher = family("thermal").build_teacher(
+    teacher = image_family("thermal").build_teacher(
         TeacherConfig(checkpoint=tmp_path / "user-vit"), CLASSES, SHAPES["thermal"], _stats("thermal")
     ).eval()
     with torch.no_grad():
@@ -57,7 +68,7 @@ def test_user_ast_checkpoint_with_other_spectrogram_size(tmp_path) -> None:
     cfg = ASTConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
                     num_mel_bins=32, max_length=64, num_labels=3)
     ASTForAudioClassification(cfg).save_pretrained(tmp_path / "user-ast")
-    teacher = family("audio").build_teacher(
+    teacher = image_family("audio").build_teacher(
         TeacherConfig(checkpoint=tmp_path / "user-ast"), CLASSES, SHAPES["audio"], _stats("audio")
     ).eval()
     with torch.no_grad():
@@ -72,4 +83,4 @@ def test_plc_checkpoint_with_wrong_feature_count_is_refused(tmp_path) -> None:
 
 def test_checkpoint_dir_without_config_says_what_to_do(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="save_pretrained"):
-        family("thermal").build_teacher(TeacherConfig(checkpoint=tmp_path), CLASSES, SHAPES["thermal"], _stats("thermal"))
+        image_family("thermal").build_teacher(TeacherConfig(checkpoint=tmp_path), CLASSES, SHAPES["thermal"], _stats("thermal"))

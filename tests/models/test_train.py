@@ -1,10 +1,11 @@
-"""End-to-end training on tiny simulated data: card, files, honest metrics, gates that stop
-registration, datasets from a directory equal to the in-memory ones, and training that
-starts from a saved teacher checkpoint."""
+"""End-to-end training on tiny data (CPU smoke runs): card and files, the grouped split, gates
+that stop registration (a failed INT8 gate, a regressed model without --force), datasets from a
+directory equal to the in-memory ones, training from a saved teacher checkpoint."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,31 +14,37 @@ import torch
 from linewatch.simulator.config import SimulatorConfig
 from models.config import QuantizeConfig, StudentConfig, TeacherConfig, TrainConfig
 from models.data.directory import DatasetDirectoryError, load_directory
+from models.data.domain_data import build_domain_dataset
 from models.data.simulated import simulated_samples
 from models.registry import ModelRegistry
 from models.training import AccuracyGateError, train_modality
-from models.training.train import FILES
+from models.training.fitting import fit_models
+from models.training.train import FILES, METRIC_ROLES, package
 
 torch.set_num_threads(1)
-TINY = TeacherConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=2, thermal_patch=20)
+TINY = TeacherConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=2)
+LOOSE = {"min_macro_f1": 0.0, "min_visible_recall": 0.0, "max_healthy_fpr": 1.0, "student_max_drop": 1.0,
+         "int8_max_drop": 1.0}
 
 
 def tiny_config(**gates: float) -> TrainConfig:
-    cfg = TrainConfig(teacher=TINY, student=StudentConfig(width=4, hidden=16, epochs=2), progress=False,
-                      latency_runs=3, quantize=QuantizeConfig(calibration_samples=16), reference_samples=16,
-                      batch_size=16)
-    cfg.gates = cfg.gates.model_copy(update={"student_max_drop": 1.0, "int8_max_drop": 1.0, **gates})
+    cfg = TrainConfig(teacher=TINY, student=StudentConfig(hidden=16, epochs=3), progress=False, latency_runs=3,
+                      quantize=QuantizeConfig(calibration_samples=16), reference_samples=16, batch_size=16)
+    cfg.gates = cfg.gates.model_copy(update={**LOOSE, **gates})
     return cfg
 
 
 @pytest.fixture(scope="module")
-def tiny_data():
-    return simulated_samples(6)
+def tiny():
+    """Domain-randomised data: 48 samples on 24 machines, and 18 of 9 unseen-type machines."""
+    return build_domain_dataset(8, n_assets=24, seed=5), build_domain_dataset(3, n_assets=9, seed=6, domain="unseen")
 
 
-@pytest.mark.parametrize("modality", ["plc", "thermal"])
-def test_train_registers_a_complete_version(modality: str, tiny_data, tmp_path) -> None:
-    card = train_modality(modality, tiny_data[modality], tmp_path / "reg", tiny_config())
+@pytest.mark.parametrize("modality", ["plc", "thermal", "audio"])
+def test_train_registers_a_complete_version(modality: str, tiny, tmp_path) -> None:
+    train, unseen = tiny
+    card = train_modality(modality, train.samples(modality), tmp_path / "reg", tiny_config(),
+                          unseen=unseen.samples(modality))
     reg = ModelRegistry(tmp_path / "reg")
     reg.verify(modality)
     model = reg.latest(modality)
@@ -45,38 +52,86 @@ def test_train_registers_a_complete_version(modality: str, tiny_data, tmp_path) 
     for role in ("student_fp32", "student_int8_cpu", "student_int8_tensorrt", "teacher_fp32", "reference"):
         assert model.path(role).name == FILES[role]
     assert (model.directory / "teacher" / "config.json").is_file()
-    assert (model.directory / "confusion.int8_cpu.png").read_bytes()[:4] == b"\x89PNG"
-    assert set(card.metrics) == {"teacher", "student", "int8_cpu", "int8_tensorrt"}
+    for png in ("confusion.int8_cpu.png", "recall_vs_severity.png", "reliability.int8_cpu.png",
+                "reliability.uncalibrated.png"):
+        assert (model.directory / png).read_bytes()[:4] == b"\x89PNG", png
+    assert tuple(card.metrics) == METRIC_ROLES
     n_test = card.dataset["n_test"]
     for report in card.metrics.values():
         assert 0.0 <= report["macro_f1"] <= 1.0
         assert np.asarray(report["confusion"]).sum() == n_test == report["n_samples"]
-    assert [c["name"] for c in card.gates["checks"]] == ["student_vs_teacher", "int8_cpu_vs_fp32", "int8_tensorrt_vs_fp32"]
-    assert card.input["shape"] == list(tiny_data[modality].sample_shape)
+    assert set(card.evaluation) == {"test", "unseen"}
+    assert card.evaluation["unseen"]["int8_cpu"]["report"]["n_samples"] == unseen.n
+    names = [c["name"] for c in card.gates["checks"]]
+    assert names[:3] == ["student_vs_teacher", "int8_cpu_vs_fp32", "int8_tensorrt_vs_fp32"]
+    assert "floor_macro_f1" in names and "floor_healthy_fpr" in names and "no_regression" not in names
+    serving = card.probability_calibration["serving"]
+    assert serving["temperature"] > 0 and len(serving["class_bias"]) == 6
+    assert card.student["kept"] in ("student_label_only", "student_distilled")
+    assert card.distillation["kept"] == card.student["kept"]
+    assert card.teacher["trained_on"]["device"].startswith("cpu")
+    assert card.input["shape"] == list(train.samples(modality).sample_shape)
     assert card.quantization["tensorrt"]["extra_options"]["ActivationSymmetric"] is True
-    assert len(card.calibration["digest"]) == 64 and card.calibration["n_samples"] == 16
     assert {l.batch for l in card.latency_ms} == {1, 32}
     ref = np.load(model.path("reference"), allow_pickle=False)
     assert ref["features"].shape == (16, len(card.reference["names"]))
     assert json.loads((model.directory / "card.json").read_text())["version"] == "v1"
+    assert "Teacher, students, INT8 on the same splits" in (model.directory / "card.md").read_text()
 
 
-def test_failed_gate_raises_and_registers_nothing(tiny_data, tmp_path) -> None:
+def test_split_is_grouped_by_machine(tiny) -> None:
+    """No machine in two splits: test metrics are on machines the models never saw."""
+    train, _ = tiny
+    data = train.samples("plc")
+    bundle = fit_models("plc", data, tiny_config())
+    machines = {k: set(data.groups[np.asarray(v)].tolist()) for k, v in bundle.split.items()}
+    assert machines["train"] and machines["val"] and machines["test"]
+    assert not machines["train"] & machines["test"]
+    assert not machines["train"] & machines["val"]
+    assert not machines["val"] & machines["test"]
+    assert sum(len(v) for v in bundle.split.values()) == data.inputs.shape[0]
+
+
+def test_failed_gate_raises_and_registers_nothing(tiny, tmp_path) -> None:
     # A negative tolerance demands INT8 beat FP32 by 50 points: impossible, so the gate must fail.
     with pytest.raises(AccuracyGateError, match="INT8 cpu macro-F1") as err:
-        train_modality("plc", tiny_data["plc"], tmp_path / "reg", tiny_config(int8_max_drop=-0.5))
+        train_modality("plc", tiny[0].samples("plc"), tmp_path / "reg", tiny_config(int8_max_drop=-0.5))
     assert "Nothing was registered" in str(err.value)
     assert ModelRegistry(tmp_path / "reg").versions("plc") == []
     assert not [p for p in (tmp_path / "reg").iterdir() if p.name.startswith(".staging")]
 
 
-def test_training_from_a_saved_teacher_checkpoint(tiny_data, tmp_path) -> None:
-    train_modality("plc", tiny_data["plc"], tmp_path / "reg", tiny_config())
+def test_gate_refuses_a_regressed_model_unless_forced(tiny, tmp_path) -> None:
+    """The registered v1 is re-scored on the new test split; a v2 that calls everything healthy is
+    refused, and registered only with force (recorded in its card)."""
+    train, _ = tiny
+    data = train.samples("plc")
+    cfg = tiny_config(regression_tolerance=0.0)
+    bundle = fit_models("plc", data, cfg.model_copy(update={"val_fpr_budget": 1.0}))
+    raw = replace(bundle.calibrations[bundle.chosen], temperature=1.0, class_bias=(0.0,) * 6)
+    bundle.calibrations[bundle.chosen] = raw
+    good = package(bundle, data, tmp_path / "reg", cfg)
+    assert good.version == "v1"
+    # the same student with a prior that makes it call every machine healthy
+    bundle.calibrations[bundle.chosen] = replace(raw, class_bias=(50.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(AccuracyGateError, match="no_regression|registered v1") as err:
+        package(bundle, data, tmp_path / "reg", cfg)
+    assert "--force" in str(err.value)
+    assert ModelRegistry(tmp_path / "reg").versions("plc") == ["v1"]
+    forced = package(bundle, data, tmp_path / "reg", cfg, force=True)
+    assert forced.version == "v2" and forced.gates["forced"] is True
+    check = next(c for c in forced.gates["checks"] if c["name"] == "no_regression")
+    assert not check["passed"] and "re-scored on this test split" in check["detail"]
+
+
+def test_training_from_a_saved_teacher_checkpoint(tiny, tmp_path) -> None:
+    data = tiny[0].samples("plc")
+    train_modality("plc", data, tmp_path / "reg", tiny_config())
     saved = ModelRegistry(tmp_path / "reg").latest("plc").directory / "teacher"
     cfg = tiny_config()
     cfg.teacher = TINY.model_copy(update={"checkpoint": saved, "epochs": 0})
     first = ModelRegistry(tmp_path / "reg").load_card("plc")
-    card = train_modality("plc", tiny_data["plc"], tmp_path / "reg", cfg)
+    card = train_modality("plc", data, tmp_path / "reg", cfg, force=True)
     assert card.version == "v2" and card.teacher["source"] == str(saved)
     # Same data, same split, teacher used as-is: the teacher's test metrics are reproduced.
     assert card.metrics["teacher"]["macro_f1"] == pytest.approx(first.metrics["teacher"]["macro_f1"])
@@ -91,7 +146,8 @@ def test_directory_dataset_equals_in_memory_dataset(tmp_path) -> None:
     for modality in ("plc", "thermal", "audio"):
         disk = load_directory(tmp_path / "ds", modality)
         assert disk.labels.tolist() == memory[modality].labels.tolist()
-        np.testing.assert_allclose(disk.inputs, memory[modality].inputs, rtol=1e-5, atol=1e-5, err_msg=modality)
+        assert disk.groups is not None and disk.groups.tolist() == memory[modality].groups.tolist()
+        np.testing.assert_allclose(disk.inputs, memory[modality].inputs, rtol=1e-4, atol=1e-4, err_msg=modality)
 
 
 def test_directory_errors_say_what_to_fix(tmp_path) -> None:

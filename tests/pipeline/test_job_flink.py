@@ -17,8 +17,10 @@ import redis
 from linewatch.contract import DeadLetterReason, StreamNames
 from pipeline.decoders import decode_alarm_file, decode_plc_file, decode_thermal_tiff, decode_wav
 from pipeline.features.audio_features import audio_features
+from pipeline.features.audio_physics import audio_vector
 from pipeline.features.plc_window import plc_windows
 from pipeline.features.thermal_features import ThermalBaseline, thermal_features
+from pipeline.features.thermal_regions import thermal_vector
 from pipeline.landing import STAGING_DIR, ManifestWriter, atomic_write, publish_existing
 from pipeline.runner import IngestJob
 from pipeline.validation import AssetRegistry
@@ -148,11 +150,13 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
         for i, e in enumerate(frames):
             frame = decode_thermal_tiff(blobs[e.path], e.path)
             stats, normalized = thermal_features(frame, baseline.baseline_ck, dict(registry[asset].regions))
+            vector = thermal_vector(frame, registry[asset], baseline.baseline_ck, frame_meta={"unit": "centikelvin"})
             baseline.update(frame)
             if i in (0, 15, len(frames) - 1):  # before, at and long after the baseline warms up
                 msg = thermal[(asset, e.event_time_ms)]
                 assert msg.stats == pytest.approx(stats, rel=1e-6, abs=1e-9)
                 np.testing.assert_array_equal(msg.frame, normalized)
+                np.testing.assert_allclose(msg.vector, vector, rtol=1e-5, atol=1e-5)  # the models' input
                 assert msg.source == e.path and msg.asset_type == registry[asset].asset_type
     audio = {(m.asset_id, m.event_time_ms): m for _, m in feature_entries(ingest_redis, names, "audio")}  # type: ignore[attr-defined]
     clips = [e for e in entries if e.kind == "audio"][::29]
@@ -163,6 +167,8 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
         # process may not, and the summation order of the mel matmul follows the thread count
         np.testing.assert_allclose(msg.logmel, logmel, rtol=1e-6, atol=1e-6)
         assert msg.stats == pytest.approx(stats, rel=1e-6, abs=1e-9)
+        vector = audio_vector(decode_wav(blobs[e.path], e.path), 16_000, registry[e.asset_id])
+        np.testing.assert_allclose(msg.vector, vector, rtol=1e-4, atol=1e-4)  # the models' input
 
 
 def test_processed_files_leave_the_landing_zone(published, landing, job) -> None:

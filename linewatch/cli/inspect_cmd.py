@@ -1,0 +1,85 @@
+"""``linewatch inspect``: score recorded files with the deployed models (see docs/models.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect")(inspect)
+
+
+def inspect(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
+                                       help="WAV clips, TIFF frames, PLC CSV / JSON-lines files (any mix)."),
+    assets: Path | None = typer.Option(None, "--assets", exists=True, dir_okay=False,
+                                       help="assets.json describing the machines (schema: docs/simulator.md)."),
+    asset: str | None = typer.Option(None, "--asset", help="Machine id of every file (else from <ASSET>-<stamp> "
+                                     "file names, or the PLC tags)."),
+    registry: Path | None = typer.Option(None, "--registry", file_okay=False,
+                                         help="Model registry (default: the shipped models/default)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: one record per file, fused verdicts inside."),
+) -> None:
+    """Score recorded files and print per-file class probabilities and, for several modalities of
+    one machine, the fused verdict.
+
+    Exit code 0 when every file was scored, 1 when some could not be (they are reported with an
+    error), 2 for bad arguments (unreadable assets.json, unknown registry).
+    """
+    from models.inspect import InspectInputError, Inspector
+    from models.inspect.readers import load_assets
+    from models.registry import ModelRegistry
+
+    try:
+        profiles = load_assets(assets)
+        inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
+        results, verdicts = inspector.score(list(files), asset)
+    except (InspectInputError, LookupError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    fused = {v.asset_id: v for v in verdicts}
+    if as_json:
+        records = []
+        for r in results:
+            rec = r.to_json()
+            if r.asset_id in fused:
+                rec["fused"] = fused[r.asset_id].to_json()
+            records.append(rec)
+        sys.stdout.write(json.dumps(records, indent=None) + "\n")
+    else:
+        _print_tables(results, verdicts)
+    for r in results:
+        for w in r.warnings:
+            typer.echo(f"warning: {Path(r.file).name}: {w}", err=True)
+    if any(r.error for r in results):
+        raise typer.Exit(1)
+
+
+def _print_tables(results: list, verdicts: list) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title="per file")
+    for col in ("file", "machine", "modality", "class", "p(class)", "top-3"):
+        table.add_column(col)
+    for r in results:
+        if r.error:
+            table.add_row(Path(r.file).name, r.asset_id or "?", r.modality, "[red]error[/red]", "", r.error[:80])
+            continue
+        top = sorted(r.probabilities.items(), key=lambda kv: -kv[1])[:3]
+        table.add_row(Path(r.file).name, r.asset_id or "?", r.modality, r.label or "", f"{r.probabilities[r.label]:.3f}",
+                      ", ".join(f"{c} {p:.2f}" for c, p in top))
+    console.print(table)
+    if verdicts:
+        fused = Table(title="fused verdict per machine")
+        for col in ("machine", "class", "p(class)", "confidence", "modalities"):
+            fused.add_column(col)
+        for v in verdicts:
+            fused.add_row(v.asset_id, v.label, f"{v.probabilities[v.label]:.3f}", f"{v.confidence:.3f}",
+                          ", ".join(f"{m}: {c}" for m, c in v.modalities.items()))
+        console.print(fused)

@@ -1,0 +1,246 @@
+"""Training data that teaches generalisation: domain-randomised fleets rendered and featurised in parallel.
+
+:func:`build_domain_dataset` draws a randomised fleet (:mod:`linewatch.simulator.domain`), renders
+every sample's PLC window, thermal frame and audio clip, and turns them into the models' inputs
+with the shared feature code only (``pipeline.features``: the same functions as the Flink job and
+``linewatch inspect``), machine by machine in worker processes. It keeps what evaluation needs:
+labels, the hidden severity, the machine (``groups``, for splits that never put one machine in
+two splits), its type, the fault variant and the true running speed.
+
+Like serving, the features see the machines through their ``assets.json`` (nameplate speed,
+optional fields missing on some machines), a running thermal baseline on part of the frames
+(``baseline_share``; half of those baselines show the same fault, as after a fault that was
+already there when the baseline formed), and the PLC's measured speed as a hint for the audio
+speed search on part of the clips (``speed_hint_share``), as ``linewatch inspect`` gets it when a
+PLC file of the machine comes along.
+
+>>> ds = build_domain_dataset(1, n_assets=6, seed=3, workers=1)
+>>> ds.n, ds.audio.shape[1], ds.thermal.shape[1], ds.plc.shape[1], len(set(ds.groups))
+(6, 70, 69, 43, 3)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from models.data.featurize import plc_input
+from models.data.samples import LabelledSamples
+from pipeline.features import FEATURES_VERSION
+from pipeline.features.asset_profile import AssetProfile, load_profiles
+from pipeline.features.audio_features import logmel
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
+from pipeline.features.thermal_features import normalize_frame
+from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, thermal_vector
+
+VECTOR_NAMES: dict[str, tuple[str, ...]] = {
+    "plc": PLC_VECTOR_NAMES, "thermal": THERMAL_VECTOR_NAMES, "audio": AUDIO_VECTOR_NAMES}
+IMAGE_SHAPE = (120, 160)
+
+
+@dataclass
+class DomainDataset:
+    """Feature vectors of every modality for the same samples (row i = one machine at one time)."""
+
+    domain: str
+    seed: int
+    classes: tuple[str, ...]
+    y: np.ndarray
+    severity: np.ndarray
+    groups: np.ndarray
+    asset_types: np.ndarray
+    variants: np.ndarray
+    drifts: np.ndarray
+    shaft_hz: np.ndarray
+    plc: np.ndarray
+    thermal: np.ndarray
+    audio: np.ndarray
+    logmel: np.ndarray | None = None
+    frames: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.y.shape[0])
+
+    def subset(self, idx: np.ndarray) -> DomainDataset:
+        kw = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in kw.items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == self.y.shape:
+                kw[name] = value[idx]
+        return DomainDataset(**kw)
+
+    def samples(self, modality: str, source: str | None = None) -> LabelledSamples:
+        """One modality as :class:`LabelledSamples` (inputs = the model-input vectors)."""
+        x = getattr(self, modality)
+        return LabelledSamples(
+            modality, np.ascontiguousarray(x, np.float32), self.y.astype(np.int64), self.classes, FEATURES_VERSION,
+            source or f"simulator domain {self.domain!r} (seed {self.seed}, {self.n} samples, "
+                      f"{len(set(self.groups.tolist()))} machines)",
+            reference=np.ascontiguousarray(x, np.float32), reference_names=VECTOR_NAMES[modality],
+            reference_kind="model-input vector", sample_ids=tuple(str(i) for i in range(self.n)),
+            groups=self.groups, severity=self.severity, asset_types=self.asset_types)
+
+    def save(self, path: Path) -> Path:
+        arrays = {f.name: getattr(self, f.name) for f in fields(self)
+                  if isinstance(getattr(self, f.name), np.ndarray)}
+        meta = {"domain": self.domain, "seed": self.seed, "classes": list(self.classes)}
+        np.savez_compressed(path, meta=np.asarray(json.dumps(meta)), **arrays)
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: Path) -> DomainDataset:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in z.files if k != "meta"}
+        return cls(domain=meta["domain"], seed=int(meta["seed"]), classes=tuple(meta["classes"]), **arrays)
+
+
+@lru_cache(maxsize=2)
+def _world(domain_name: str, n_assets: int, seed: int, samples_per_class: int):
+    from linewatch.simulator.domain import (
+        DOMAINS,
+        domain_fleet,
+        domain_registry_json,
+        draw_domain_specs,
+    )
+
+    domain = DOMAINS[domain_name]
+    fleet = domain_fleet(n_assets, seed, domain)
+    profiles = load_profiles(domain_registry_json(fleet, seed, domain))
+    specs = draw_domain_specs(samples_per_class, fleet, seed, domain)
+    return fleet, profiles, specs
+
+
+def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from linewatch.simulator.tags import QUALITIES
+
+    t_ms = np.round((plc.t - plc.t[-1]) * 1000.0).astype(np.int64)
+    return t_ms, plc.values.astype(np.float64), plc.quality == QUALITIES.index("Bad")
+
+
+def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool]) -> dict[str, np.ndarray]:
+    """Render + featurise the samples ``indices`` (worker process)."""
+    from dataclasses import replace
+
+    from linewatch.simulator.domain import DomainRenderer
+    from linewatch.simulator.noise import make_rng
+
+    domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images = args
+    fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
+    renderer = DomainRenderer(fleet, seed)
+    rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames")}
+    for i in indices:
+        spec = specs[i]
+        sample = renderer.render(spec)
+        profile: AssetProfile = profiles[spec.asset_id]
+        rng = make_rng(seed, "domain-featurize", domain_name, i)
+        ts, wide, bad = _wide_rows(sample.plc)
+        raw = plc_input(ts, wide, bad)
+        rows["plc"].append(plc_vector(raw, profile))
+        baseline = None
+        if rng.random() < baseline_share:
+            chronic = spec.fault != "normal" and rng.random() < 0.5
+            other = replace(spec, index=spec.index + 7_000_000, load_level=float(rng.uniform(-1, 1)),
+                            ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
+                            physical_fault=spec.physical_fault if chronic else "normal",
+                            severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
+            baseline = renderer.render(other, ("thermal",)).frame
+        rows["thermal"].append(thermal_vector(sample.frame, profile, baseline))
+        clip = sample.clip.astype(np.float32) / 32768.0
+        hint = None
+        if rng.random() < hint_share:
+            speed = sample.plc.values[:, 1]
+            hint = float(np.median(speed)) / 60.0 if np.isfinite(speed).any() else None
+        rows["audio"].append(audio_vector(clip, 16_000, profile, hint))
+        rows["shaft"].append(sample.shaft_hz)
+        if images:
+            from scipy.ndimage import zoom
+
+            rows["logmel"].append(logmel(clip).astype(np.float16))
+            norm = normalize_frame(sample.frame).astype(np.float32)
+            factors = (IMAGE_SHAPE[0] / norm.shape[0], IMAGE_SHAPE[1] / norm.shape[1])
+            rows["frames"].append(zoom(norm, factors, order=1)[: IMAGE_SHAPE[0], : IMAGE_SHAPE[1]].astype(np.float16))
+    out = {k: np.stack(v) for k, v in rows.items() if v}
+    out["index"] = np.asarray(indices, np.int64)
+    return out
+
+
+def _chunks(specs: list, per_chunk: int) -> Iterator[list[int]]:
+    """Sample indices grouped by machine (a worker keeps few cameras in memory)."""
+    by_asset: dict[int, list[int]] = {}
+    for s in specs:
+        by_asset.setdefault(s.asset_index, []).append(s.index)
+    chunk: list[int] = []
+    for idx in by_asset.values():
+        chunk += idx
+        if len(chunk) >= per_chunk:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int = 0, domain: str = "train",
+                         workers: int = 1, progress: bool = False, baseline_share: float = 0.4,
+                         speed_hint_share: float = 0.3, images: bool = False) -> DomainDataset:
+    """Render and featurise ``samples_per_class`` samples per class (see the module docstring)."""
+    from linewatch.simulator.domain import DOMAINS
+    from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
+
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
+    _, _, specs = _world(domain, n_assets, seed, samples_per_class)
+    tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images)
+             for c in _chunks(specs, 64)]
+    parts: list[dict[str, np.ndarray]] = []
+    bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
+    if workers <= 1:
+        for task in tasks:
+            parts.append(_render_chunk(task))
+            bar.update(len(task[4]))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for part in pool.map(_render_chunk, tasks):
+                parts.append(part)
+                bar.update(len(part["index"]))
+    bar.close()
+    order = np.argsort(np.concatenate([p["index"] for p in parts]))
+
+    def cat(key: str) -> np.ndarray | None:
+        if key not in parts[0]:
+            return None
+        return np.concatenate([p[key] for p in parts])[order]
+
+    return DomainDataset(
+        domain=domain, seed=seed, classes=tuple(FAULT_CLASSES),
+        y=np.array([FAULT_INDEX[s.fault] for s in specs], np.int64),
+        severity=np.array([s.severity for s in specs], np.float32),
+        groups=np.array([s.asset_id for s in specs]), asset_types=np.array([s.asset_type for s in specs]),
+        variants=np.array([s.variant for s in specs]), drifts=np.array([s.drift for s in specs]),
+        shaft_hz=cat("shaft").astype(np.float32), plc=cat("plc"), thermal=cat("thermal"), audio=cat("audio"),
+        logmel=cat("logmel"), frames=cat("frames"))
+
+
+def load_run_data(run: Path) -> tuple[DomainDataset, DomainDataset]:
+    """The (train-domain, unseen-domain) feature vectors that ``scripts/train_gpu.py`` wrote
+    (``data_train_{audio,thermal}.npz``, ``data_train_plc_meta.npz``, ``data_unseen.npz``)."""
+    def build(arrays: dict) -> DomainDataset:
+        meta = json.loads(str(arrays.pop("meta")))
+        return DomainDataset(domain=meta["domain"], seed=int(meta["seed"]), classes=tuple(meta["classes"]), **arrays)
+
+    run = Path(run)
+    train: dict = {}
+    for name in ("data_train_plc_meta.npz", "data_train_audio.npz", "data_train_thermal.npz"):
+        with np.load(run / name, allow_pickle=False) as z:
+            train.update({k: z[k] for k in z.files})
+    with np.load(run / "data_unseen.npz", allow_pickle=False) as z:
+        unseen = {k: z[k] for k in z.files}
+    return build(train), build(unseen)

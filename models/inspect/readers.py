@@ -1,0 +1,199 @@
+"""Tolerant readers for recorded files: what a handheld device or a historian export really holds.
+
+* WAV: PCM 8/16/24/32-bit or float, mono or multi-channel (averaged), any sample rate and length
+  (the feature code resamples to 16 kHz and reads up to eight 1 s segments);
+* TIFF: any size, any numeric dtype, first page; the unit comes from ``assets.json`` or the value
+  range (``pipeline.features.thermal_regions.frame_to_celsius``);
+* PLC: the historian long format (``timestamp,tag,value,quality,unit``, CSV or JSON lines) of
+  ``docs/simulator.md``, or a *wide* CSV with a ``timestamp`` column and one column per tag
+  (``motor_current_a`` or ``<ASSET>.motor_current_a``; the asset comes from ``--asset`` or the
+  file name then).
+
+Each reader raises :class:`InspectInputError` with a message that says what is wrong.
+
+>>> import io, wave
+>>> buf = io.BytesIO(); w = wave.open(buf, "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(8000)
+>>> w.writeframes(np.zeros((800, 2), np.int16).tobytes()); w.close()
+>>> x, rate = wav_from_bytes(buf.getvalue(), "a.wav"); x.shape, rate
+((800,), 8000)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from datetime import UTC
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.features.plc_window import PLC_TAGS
+
+
+class InspectInputError(ValueError):
+    """A file that cannot be scored, with what to do about it."""
+
+
+def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
+    """``(float32 mono samples in [-1, 1], sample rate)`` of a WAV file's bytes."""
+    from scipy.io import wavfile
+
+    try:
+        rate, x = wavfile.read(io.BytesIO(data))
+    except Exception as exc:
+        raise InspectInputError(f"{name}: not a readable WAV file ({type(exc).__name__}: {exc}); expected RIFF/WAVE "
+                                "PCM or float") from exc
+    x = np.asarray(x)
+    if x.dtype.kind == "u":
+        y = (x.astype(np.float32) - 2 ** (8 * x.dtype.itemsize - 1)) / 2 ** (8 * x.dtype.itemsize - 1)
+    elif x.dtype.kind == "i":
+        y = x.astype(np.float32) / float(2 ** (8 * x.dtype.itemsize - 1))
+    else:
+        y = x.astype(np.float32)
+    if y.ndim == 2:
+        y = y.mean(axis=1)
+    if y.size == 0:
+        raise InspectInputError(f"{name}: the WAV file holds no samples")
+    return y, int(rate)
+
+
+def read_wav(path: Path) -> tuple[np.ndarray, int]:
+    return wav_from_bytes(Path(path).read_bytes(), str(path))
+
+
+def read_frame(path: Path) -> np.ndarray:
+    """The first page of a TIFF as a 2-D array (dtype kept; units are decided later)."""
+    import tifffile
+
+    try:
+        with tifffile.TiffFile(str(path)) as tif:
+            arr = tif.pages[0].asarray()
+    except Exception as exc:
+        raise InspectInputError(f"{path}: not a readable TIFF ({type(exc).__name__}: {exc})") from exc
+    arr = np.asarray(arr)
+    if arr.ndim == 3 and arr.shape[-1] in (3, 4):
+        raise InspectInputError(f"{path}: an RGB image ({arr.shape}) is a colour picture, not radiometric data; "
+                                "export the camera's temperature (radiometric) TIFF")
+    arr = np.squeeze(arr)
+    if arr.ndim != 2:
+        raise InspectInputError(f"{path}: expected a 2-D thermal frame, got shape {arr.shape}")
+    return arr
+
+
+def _wide_csv(text: str, name: str, asset_id: str | None) -> list:
+    from pipeline.decoders.plc import TagSample
+    from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
+
+    rows = list(csv.reader(io.StringIO(text)))
+    header = [h.strip() for h in rows[0]]
+    time_col = next((i for i, h in enumerate(header) if h.lower() in ("timestamp", "time", "ts")), None)
+    if time_col is None:
+        raise InspectInputError(f"{name}: a PLC CSV needs a 'timestamp' column (long format "
+                                "timestamp,tag,value,quality,unit or one column per tag)")
+    cols: dict[int, tuple[str, str]] = {}
+    for i, h in enumerate(header):
+        asset, _, tag = h.rpartition(".")
+        if tag in PLC_TAGS:
+            a = asset or asset_id
+            if not a:
+                raise InspectInputError(f"{name}: column {h!r} names no asset: pass --asset or name columns "
+                                        "<ASSET>.<tag>")
+            cols[i] = (a, tag)
+    if not cols:
+        raise InspectInputError(f"{name}: no column is one of the PLC tags {PLC_TAGS}")
+    samples = []
+    for row in rows[1:]:
+        if not row:
+            continue
+        try:
+            ts = parse_timestamp_ms(row[time_col].strip())
+        except (TimestampError, IndexError):
+            continue
+        for i, (asset, tag) in cols.items():
+            try:
+                value = float(row[i])
+            except (ValueError, IndexError):
+                continue
+            if math.isfinite(value):
+                samples.append(TagSample(asset, tag, ts, value, "Good", ""))
+    return samples
+
+
+def _lenient_time_ms(text: str) -> int:
+    """ISO-8601 (a naive time is taken as UTC) or epoch seconds / milliseconds."""
+    from datetime import datetime
+
+    text = text.strip()
+    try:
+        v = float(text)
+        return int(v if v > 1e11 else v * 1000.0)
+    except ValueError:
+        pass
+    t = datetime.fromisoformat(text)
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return round(t.timestamp() * 1000)
+
+
+def _lenient_long(text: str, fmt: str, default_asset: str | None) -> list:
+    """Long-format rows the strict historian decoder refused (naive or epoch timestamps, missing
+    quality/unit columns): best effort for recorded files."""
+    from pipeline.decoders.plc import TagSample
+
+    rows = ([json.loads(line) for line in text.splitlines() if line.strip().startswith("{")] if fmt == "jsonl"
+            else list(csv.DictReader(io.StringIO(text))))
+    samples = []
+    for row in rows:
+        try:
+            asset, _, tag = str(row.get("tag", "")).rpartition(".")
+            value = float(row.get("value"))  # type: ignore[arg-type]
+            ts = _lenient_time_ms(str(row.get("timestamp") or row.get("time")))
+        except (TypeError, ValueError):
+            continue
+        if tag in PLC_TAGS and math.isfinite(value) and (asset or default_asset):
+            samples.append(TagSample(asset or default_asset, tag, ts, value, str(row.get("quality") or "Good"),
+                                     str(row.get("unit") or "")))
+    return samples
+
+
+def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None = None) -> list:
+    """Tag samples (``pipeline.decoders.TagSample``) of a PLC CSV / JSON-lines file; bad lines are
+    skipped (a file without one good line is an error). ``asset_id`` overrides the tags' machine;
+    ``default_asset`` names it where the columns/tags do not."""
+    from pipeline.decoders import decode_plc_file
+
+    data = Path(path).read_bytes()
+    fmt = "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
+    text = data.decode("utf-8", "replace")
+    if fmt == "csv":
+        first = text.split("\n", 1)[0].lower()
+        if "tag" not in [c.strip() for c in first.split(",")]:
+            samples = _wide_csv(text, str(path), asset_id or default_asset)
+            if not samples:
+                raise InspectInputError(f"{path}: no PLC value could be read")
+            return samples
+    result = decode_plc_file(data, str(path), fmt)
+    samples = result.samples or _lenient_long(text, fmt, asset_id or default_asset)
+    if not samples:
+        detail = result.errors[0].detail if result.errors else "empty file"
+        raise InspectInputError(f"{path}: no decodable PLC row ({detail})")
+    if asset_id:
+        from dataclasses import replace
+
+        return [replace(s, asset_id=asset_id) if s.asset_id != asset_id else s for s in samples]
+    return samples
+
+
+def load_assets(path: Path | None) -> dict:
+    """``assets.json`` parsed into asset profiles by id (empty without a file)."""
+    from pipeline.features.asset_profile import load_profiles
+
+    if path is None:
+        return {}
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InspectInputError(f"{path}: not a readable assets.json ({exc})") from exc
+    return load_profiles(doc)

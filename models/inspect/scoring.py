@@ -1,0 +1,312 @@
+"""Score files with the registered models and fuse the modalities of each machine.
+
+Per file: read it (:mod:`models.inspect.readers`), build the same feature message the Flink job
+builds (``pipeline.features.messages``), take the model input with ``models.inputs.input_array``,
+run the registered serving model (INT8, ONNX Runtime CPU) and report its calibrated class
+probabilities. A PLC file longer than one window is cut into 10 s windows whose probabilities are
+averaged. Per machine with files of several modalities: the fused verdict of
+:func:`models.fusion.fuse` with the registry's ``fusion.json`` weights.
+
+The machine of a file is ``asset_id`` when given, else the landing-zone name
+``<ASSET>-<YYYYmmddTHHMMSSfff>.<ext>`` (also ``plc-<ASSET>-<stamp>.csv``), else, for PLC files,
+the ``<ASSET>.`` prefix of the tags. A machine missing from ``assets.json`` is still scored
+(speed searched between 8 and 65 Hz, no bearing orders, no thermal regions) with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from models.fusion import FusionWeights, fuse, temper
+from models.inputs import input_array
+from models.inspect.readers import InspectInputError, read_frame, read_plc, read_wav
+from models.registry import ModelRegistry, default_registry
+from pipeline.features.asset_profile import AssetProfile
+
+MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
+                                      ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
+_LANDING_NAME = re.compile(r"^(?:plc-|alarms-)?(?P<asset>.+?)-(?P<stamp>\d{8}T\d{6}\d{0,3})$")
+FUSION_FILE = "fusion.json"
+#: Warn when at least this many input values lie far outside the model's training range ...
+OUT_OF_RANGE_WARN = 3
+#: ... and let that modality enter the fusion with its probabilities raised to this power.
+EXTRAPOLATION_POWER = 0.3
+#: Without a fusion.json: cavitation only where the asset type names a pump.
+CAVITATION_NEEDS_A_PUMP: dict[str, list[str]] = {"pump": [], "*": ["cavitation"]}
+
+
+def modality_of(path: Path) -> str:
+    try:
+        return MODALITY_BY_SUFFIX[Path(path).suffix.lower()]
+    except KeyError:
+        raise InspectInputError(f"{path}: unknown file type {Path(path).suffix!r}; inspect reads .wav (audio), "
+                                ".tif/.tiff (thermal frames) and .csv/.jsonl (PLC historian exports)") from None
+
+
+def asset_from_name(path: Path) -> str | None:
+    """``PMP-01-20261129T140000500.wav`` → ``PMP-01``; None when the name does not follow the pattern.
+
+    >>> asset_from_name(Path("thermal/PMP-01-20261129T140000500.tiff")), asset_from_name(Path("x.wav"))
+    ('PMP-01', None)
+    >>> asset_from_name(Path("plc-CNV-03-20261129T140000000.csv"))
+    'CNV-03'
+    """
+    m = _LANDING_NAME.match(Path(path).stem)
+    return m.group("asset") if m else None
+
+
+@dataclass
+class FileResult:
+    """One scored file (``error`` set, no probabilities, when it could not be scored)."""
+
+    file: str
+    modality: str
+    asset_id: str | None
+    label: str | None = None
+    probabilities: dict[str, float] = field(default_factory=dict)
+    model: str = ""
+    windows: int = 1
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    extrapolating: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
+                "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
+                "windows": self.windows, "extrapolating": self.extrapolating, "warnings": self.warnings,
+                "error": self.error}
+
+
+@dataclass
+class AssetVerdict:
+    """The fused verdict of one machine over its modalities."""
+
+    asset_id: str
+    label: str
+    probabilities: dict[str, float]
+    confidence: float
+    coverage: float
+    modalities: dict[str, str]
+    files: list[str]
+
+    def to_json(self) -> dict[str, object]:
+        return {"asset_id": self.asset_id, "class": self.label,
+                "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()},
+                "confidence": round(self.confidence, 6), "coverage": round(self.coverage, 6),
+                "modalities": self.modalities, "files": self.files}
+
+
+class Inspector:
+    """Scores files with a registry's serving models (default: the shipped ``models/default``)."""
+
+    def __init__(self, registry: ModelRegistry | None = None, assets: dict[str, AssetProfile] | None = None,
+                 fusion: FusionWeights | None = None) -> None:
+        self.registry = registry or default_registry()
+        self.assets = assets or {}
+        path = self.registry.root / FUSION_FILE
+        self.fusion = fusion or (FusionWeights.load(path) if path.is_file() else FusionWeights(impossible=CAVITATION_NEEDS_A_PUMP))
+        self._sessions: dict[str, tuple[object, list[str], str]] = {}
+        self._ranges: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
+
+    def _model(self, modality: str) -> tuple[object, list[str], str]:
+        if modality not in self._sessions:  # onnxruntime directly: no torch import for a CLI call
+            import onnxruntime as ort
+
+            model = self.registry.latest(modality)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.log_severity_level = 3
+            session = ort.InferenceSession(str(model.path()), options, providers=["CPUExecutionProvider"])
+            self._sessions[modality] = (session, list(model.card.classes),
+                                        f"{modality} {model.version} ({model.card.serving_role})")
+            self._ranges[modality] = _training_range(model)
+        return self._sessions[modality]
+
+    def outside_training(self, modality: str, x: np.ndarray) -> list[str]:
+        """Input values far outside what the model saw in training (its reference sample):
+        the prediction is an extrapolation there."""
+        rng = self._ranges.get(modality)
+        if rng is None:
+            return []
+        lo, hi, names = rng
+        margin = 0.25 * np.maximum(hi - lo, 1e-6)
+        out = np.flatnonzero((x < lo - margin) | (x > hi + margin))
+        return [names[i] for i in out]
+
+    def _predict(self, modality: str, inputs: list[np.ndarray], asset_type: str | None
+                 ) -> tuple[np.ndarray, list[str], str]:
+        """Mean class probabilities over the inputs; classes the machine cannot have (cavitation
+        without a pump, ``fusion.json`` ``impossible``) are removed and the rest renormalised."""
+        from models.runtime.probabilities import softmax
+        from models.specs import INPUT_NAME, OUTPUT_NAME
+
+        session, classes, name = self._model(modality)
+        logits = session.run([OUTPUT_NAME], {INPUT_NAME: np.stack(inputs).astype(np.float32)})[0]  # type: ignore[attr-defined]
+        probs = softmax(logits).mean(axis=0)
+        impossible = self.fusion.impossible_for(asset_type)
+        if impossible and len(impossible) < len(classes):
+            probs = np.where([c in impossible for c in classes], 0.0, probs)
+            probs = probs / probs.sum()
+        # only the faults this modality is built to see (fusion.json "visible"), as the fusion reads it
+        restricted = self.fusion.restrict(modality, dict(zip(classes, probs.tolist(), strict=True)), classes)
+        return np.array([restricted[c] for c in classes]), classes, name
+
+    def asset_of(self, path: Path) -> str | None:
+        """The machine a file's name or folder names: ``<ASSET>-<stamp>``, else a known machine id
+        (from assets.json) that starts the file name or names its folder."""
+        named = asset_from_name(path)
+        if named is not None or not self.assets:
+            return named
+        stem = path.stem
+        for aid in sorted(self.assets, key=len, reverse=True):
+            if stem == aid or (stem.startswith(aid) and not stem[len(aid)].isalnum()):
+                return aid
+        for parent in path.parents:
+            if parent.name in self.assets:
+                return parent.name
+        return None
+
+    def profile(self, asset_id: str | None, warnings: list[str]) -> AssetProfile:
+        if asset_id and asset_id in self.assets:
+            return self.assets[asset_id]
+        if asset_id:
+            warnings.append(f"machine {asset_id!r} is not in assets.json: scored without nameplate speed, bearing "
+                            "orders or thermal regions (add it, see docs/simulator.md)")
+        else:
+            warnings.append("no machine id (use --asset or <ASSET>-<stamp> file names): scored without assets.json")
+        return AssetProfile(asset_id=asset_id or "")
+
+    def _plc(self, path: Path, asset_id: str | None, result: FileResult) -> tuple[list[np.ndarray], float | None]:
+        from pipeline.features.messages import plc_features_message
+        from pipeline.features.plc_window import (
+            PlcWindow,
+            plc_feature_names,
+            plc_window_features,
+            plc_windows,
+        )
+
+        samples = read_plc(path, asset_id, default_asset=self.asset_of(path))
+        assets = sorted({s.asset_id for s in samples})
+        if len(assets) > 1:
+            result.warnings.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")
+        asset = asset_id or assets[0]
+        result.asset_id = asset
+        samples = [s for s in samples if s.asset_id == asset]
+        profile = self.profile(asset, result.warnings)
+        first, last = min(s.timestamp_ms for s in samples), max(s.timestamp_ms for s in samples)
+        windows = [w for w in plc_windows(samples).get(asset, [])
+                   if w.start_ms >= first and w.end_ms <= last + 1][::10]  # non-overlapping 10 s windows
+        if not windows:  # shorter than one window: the whole file is the window
+            from pipeline.features.plc_window import PLC_TAGS
+
+            index = {t: i for i, t in enumerate(PLC_TAGS)}
+            ts = np.array([s.timestamp_ms for s in samples], np.int64)
+            vals = np.full((len(samples), len(PLC_TAGS)), np.nan)
+            for i, s in enumerate(samples):
+                if s.tag in index:
+                    vals[i, index[s.tag]] = s.value
+            bad = np.array([s.quality == "Bad" for s in samples])
+            windows = [PlcWindow(asset, first, last + 1, plc_window_features(ts, vals, (), bad), len(samples), {},
+                                 first, last)]
+            result.warnings.append(f"{(last - first) / 1000:.1f} s of data: shorter than one 10 s window")
+        inputs = [input_array("plc", plc_features_message(w, profile.asset_type, str(path), asset=profile))
+                  for w in windows]
+        names = plc_feature_names()
+        speeds = [float(w.values[names.index("speed_rpm.mean")]) for w in windows]
+        speeds = [v for v in speeds if np.isfinite(v) and v > 0]
+        result.windows = len(inputs)
+        return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
+
+    def score(self, paths: list[Path], asset_id: str | None = None) -> tuple[list[FileResult], list[AssetVerdict]]:
+        """Score every file; fuse per machine where several modalities are present."""
+        from pipeline.features.messages import (
+            audio_features_message,
+            thermal_message_any_unit,
+        )
+
+        results: list[FileResult] = []
+        probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+        files_by_asset: dict[str, list[str]] = defaultdict(list)
+        speed_hint: dict[str, float] = {}
+        extrapolating: dict[str, set[str]] = defaultdict(set)
+        classes: list[str] = []
+        order = sorted(range(len(paths)), key=lambda i: MODALITY_BY_SUFFIX.get(Path(paths[i]).suffix.lower(), "z") != "plc")
+        by_index: dict[int, FileResult] = {}
+        for i in order:  # PLC first: its measured speed helps the audio speed search
+            path = Path(paths[i])
+            result = FileResult(file=str(paths[i]), modality=MODALITY_BY_SUFFIX.get(path.suffix.lower(), "unknown"),
+                                asset_id=asset_id or self.asset_of(path))
+            by_index[i] = result
+            try:
+                modality = modality_of(path)
+                if modality == "plc":
+                    inputs, speed = self._plc(path, asset_id, result)
+                    if speed and result.asset_id:
+                        speed_hint[result.asset_id] = speed
+                    asset_type = self.assets[result.asset_id].asset_type if result.asset_id in self.assets else None
+                else:
+                    profile = self.profile(result.asset_id, result.warnings)
+                    aid = result.asset_id or ""
+                    if modality == "audio":
+                        x, rate = read_wav(path)
+                        msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
+                                                     shaft_hz=speed_hint.get(aid), source=str(path))
+                    else:
+                        msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
+                                                       source=str(path))
+                    inputs = [input_array(modality, msg)]
+                    asset_type = profile.asset_type
+                probs, classes, name = self._predict(modality, inputs, asset_type)
+                far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
+                result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
+                if result.extrapolating:
+                    result.warnings.append(f"{len(far)} model inputs lie far outside the training range "
+                                           f"({', '.join(far[:5])}{', ...' if len(far) > 5 else ''}): the "
+                                           "prediction extrapolates; check assets.json (speed, bearing, regions, "
+                                           "frame unit) for this machine")
+            except (InspectInputError, ValueError, OSError) as exc:
+                result.error = str(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - one odd file must not stop the others
+                result.error = f"{type(exc).__name__}: {exc} (unexpected; please report it with the file)"
+                continue
+            result.probabilities = {c: float(p) for c, p in zip(classes, probs, strict=True)}
+            result.label = classes[int(np.argmax(probs))]
+            result.model = name
+            if result.asset_id:
+                probs_by_asset[result.asset_id][modality].append(probs)
+                files_by_asset[result.asset_id].append(result.file)
+                if result.extrapolating:
+                    extrapolating[result.asset_id].add(modality)
+        results = [by_index[i] for i in range(len(paths))]
+        verdicts = []
+        for aid, per_mod in probs_by_asset.items():
+            if len(per_mod) < 2:
+                continue
+            mean = {m: dict(zip(classes, np.mean(v, axis=0).tolist(), strict=True)) for m, v in per_mod.items()}
+            # a modality that extrapolates enters with flattened probabilities (it may not outvote the others)
+            fused_in = {m: temper(p, EXTRAPOLATION_POWER) if m in extrapolating[aid] else p for m, p in mean.items()}
+            profile = self.assets.get(aid) or AssetProfile(asset_id=aid)
+            fused = fuse(fused_in, classes=tuple(classes), weights=self.fusion, expected=tuple(per_mod),
+                         asset_type=profile.asset_type)
+            verdicts.append(AssetVerdict(aid, fused.label, fused.probabilities, fused.confidence, fused.coverage,
+                                         {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid]))
+        return results, verdicts
+
+
+def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """Per-feature min/max of the model's reference sample of training inputs (None without one)."""
+    try:
+        ref = np.load(model.path("reference"), allow_pickle=False)
+    except (KeyError, OSError, ValueError):
+        return None
+    x = np.asarray(ref["features"], np.float64)
+    names = [str(n) for n in ref["names"]]
+    if x.ndim != 2 or x.shape[1] != len(names) or len(x) < 10:
+        return None
+    return np.nanmin(x, axis=0), np.nanmax(x, axis=0), names

@@ -1,0 +1,280 @@
+"""What the feature code needs to know about one machine, parsed once from an ``assets.json`` entry.
+
+The physics-normalised model inputs (:mod:`pipeline.features.audio_physics`,
+:mod:`pipeline.features.thermal_regions`, :mod:`pipeline.features.plc_physics`) are relative to
+the machine itself: shaft orders instead of hertz, current over rated current, region
+temperatures over the frame's ambient. :class:`AssetProfile` gathers those parameters from an
+asset entry and tolerates the variants other tools write (documented for users in
+``docs/simulator.md``, "assets.json"):
+
+* speed: ``nominal_shaft_hz`` | ``nominal_rpm`` / ``rated_rpm`` / ``speed_rpm`` / ``rpm`` |
+  ``sync_rpm`` | ``poles`` + ``line_frequency_hz`` (entry or file level); a variable-speed
+  drive is ``"vfd": true`` or ``"drive": "vfd"``, optionally with ``speed_range_hz`` /
+  ``speed_range_rpm`` ``[min, max]``;
+* bearing: ``bearing_orders`` (multiples of shaft speed), else the geometry in ``bearing``
+  (``n_elements`` | ``n_balls`` | ``balls``, ``ball_d_mm`` | ``ball_diameter_mm``,
+  ``pitch_d_mm`` | ``pitch_diameter_mm``, ``contact_angle_deg``), else a known
+  ``designation`` (6205 ...), else ``bearing_frequencies_hz`` divided by the nominal speed;
+* everything else is optional: ``resonance_band_hz``, ``rated_current_a``,
+  ``pressure_nominal_bar``, ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
+  exclusive, in the pixels of the frame size given by the file's ``frame`` section),
+  ``fan_side``, ``asset_type``.
+
+>>> p = AssetProfile.from_entry({"asset_id": "M-1", "poles": 4, "line_frequency_hz": 60,
+...                              "bearing": {"designation": "6205"}})
+>>> round(p.nominal_shaft_hz, 2), round(p.bearing_orders["bpfo"], 3), p.vfd
+(29.1, 3.585, False)
+>>> [round(f, 1) for f in AssetProfile.from_entry({"id": "X", "nominal_rpm": 1480, "vfd": True}).speed_search_hz()]
+[11.1, 29.6]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Approximate geometry of common motor bearings: designation -> (n, ball d, pitch D mm, contact angle).
+KNOWN_BEARINGS: dict[str, tuple[int, float, float, float]] = {
+    "6202": (8, 5.95, 25.0, 0.0), "6203": (8, 6.75, 28.5, 0.0), "6204": (8, 7.94, 33.5, 0.0),
+    "6205": (9, 7.94, 39.04, 0.0), "6206": (9, 9.53, 46.0, 0.0), "6207": (9, 11.11, 53.5, 0.0),
+    "6208": (9, 11.91, 60.0, 0.0), "6209": (10, 11.91, 65.0, 0.0), "6210": (10, 12.7, 70.0, 0.0),
+    "6305": (8, 10.32, 44.5, 0.0), "6306": (8, 11.51, 53.0, 0.0), "6307": (8, 13.49, 58.5, 0.0),
+    "6308": (8, 15.08, 65.0, 0.0), "6309": (8, 17.46, 72.5, 0.0), "6310": (8, 19.05, 80.0, 0.0),
+    "7306B": (10, 15.88, 52.5, 40.0),
+}
+ORDER_KEYS: tuple[str, ...] = ("bpfo", "bpfi", "bsf", "ftf")
+#: Assumed full-load slip when only the synchronous speed is known.
+DEFAULT_SLIP = 0.03
+DEFAULT_LINE_HZ = 50.0
+#: Without a drive range, a VFD-run machine is searched between these fractions of nameplate speed.
+VFD_SPEED_FRACTIONS = (0.45, 1.2)
+FIXED_SPEED_FRACTIONS = (0.9, 1.06)
+SPEED_LIMITS_HZ = (4.0, 80.0)
+
+
+def bearing_orders_from_geometry(n: int, ball_d: float, pitch_d: float, contact_deg: float = 0.0) -> dict[str, float]:
+    """Defect frequencies as multiples of shaft speed (stationary outer race).
+
+    >>> {k: round(v, 3) for k, v in bearing_orders_from_geometry(9, 7.94, 39.04).items()}
+    {'bpfo': 3.585, 'bpfi': 5.415, 'bsf': 2.357, 'ftf': 0.398}
+    """
+    r = ball_d / pitch_d * math.cos(math.radians(contact_deg))
+    return {"bpfo": n / 2.0 * (1.0 - r), "bpfi": n / 2.0 * (1.0 + r),
+            "bsf": pitch_d / (2.0 * ball_d) * (1.0 - r * r), "ftf": 0.5 * (1.0 - r)}
+
+
+def _num(entry: Mapping[str, Any], *keys: str) -> float | None:
+    for key in keys:
+        value = entry.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(out):
+            return out
+    return None
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    try:
+        lo, hi = float(value[0]), float(value[1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    return (min(lo, hi), max(lo, hi)) if math.isfinite(lo) and math.isfinite(hi) and hi > 0 else None
+
+
+def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, float]:
+    raw = entry.get("bearing_orders")
+    if isinstance(raw, Mapping):
+        out = {k: float(raw[k]) for k in ORDER_KEYS if isinstance(raw.get(k), (int, float)) and raw[k] > 0}
+        if out:
+            return out
+    bearing = entry.get("bearing")
+    if isinstance(bearing, Mapping):
+        n = _num(bearing, "n_elements", "n_balls", "balls", "rolling_elements", "z")
+        d = _num(bearing, "ball_d_mm", "ball_diameter_mm", "ball_diameter", "d_mm")
+        pitch = _num(bearing, "pitch_d_mm", "pitch_diameter_mm", "pitch_diameter", "D_mm")
+        angle = _num(bearing, "contact_angle_deg", "contact_angle") or 0.0
+        if n and d and pitch and pitch > d > 0:
+            return bearing_orders_from_geometry(round(n), d, pitch, angle)
+        designation = str(bearing.get("designation") or "").strip().upper()
+    else:
+        designation = str(bearing or entry.get("bearing_designation") or "").strip().upper()
+    for name, geometry in KNOWN_BEARINGS.items():
+        if designation.startswith(name.upper()):
+            return bearing_orders_from_geometry(*geometry)
+    freqs = entry.get("bearing_frequencies_hz")
+    if isinstance(freqs, Mapping) and nominal_hz:
+        return {k: float(freqs[k]) / nominal_hz for k in ORDER_KEYS
+                if isinstance(freqs.get(k), (int, float)) and freqs[k] > 0}
+    return {}
+
+
+def _regions(entry: Mapping[str, Any]) -> dict[str, tuple[float, float, float, float]]:
+    raw = entry.get("regions") or entry.get("thermal_regions") or {}
+    out: dict[str, tuple[float, float, float, float]] = {}
+    if not isinstance(raw, Mapping):
+        return out
+    for name, box in raw.items():
+        if isinstance(box, Mapping):  # {"x0":..,"y0":..,"x1":..,"y1":..} or {"x","y","w","h"}
+            if all(k in box for k in ("x0", "y0", "x1", "y1")):
+                box = [box["x0"], box["y0"], box["x1"], box["y1"]]
+            elif all(k in box for k in ("x", "y", "w", "h")):
+                box = [box["x"], box["y"], box["x"] + box["w"], box["y"] + box["h"]]
+            else:
+                continue
+        try:
+            x0, y0, x1, y1 = (float(v) for v in box)
+        except (TypeError, ValueError):
+            continue
+        if x1 > x0 and y1 > y0:
+            out[str(name)] = (x0, y0, x1, y1)
+    return out
+
+
+@dataclass(frozen=True)
+class FrameMeta:
+    """The thermal frame format of a site (``assets.json`` ``frame``); every field optional.
+
+    ``unit``: ``centikelvin`` (default of this project), ``kelvin``, ``celsius``, ``deci_kelvin``;
+    ``scale``/``offset``: value × scale + offset = the unit's value (e.g. FLIR's 0.04 K counts:
+    ``{"unit": "kelvin", "scale": 0.04}``).
+    """
+
+    width: int | None = None
+    height: int | None = None
+    unit: str | None = None
+    scale: float | None = None
+    offset: float | None = None
+
+    @classmethod
+    def from_json(cls, raw: Any) -> FrameMeta:
+        if not isinstance(raw, Mapping):
+            return cls()
+        width = _num(raw, "width", "w", "cols")
+        height = _num(raw, "height", "h", "rows")
+        unit = raw.get("unit") or raw.get("units")
+        return cls(int(width) if width else None, int(height) if height else None,
+                   str(unit).lower() if unit else None, _num(raw, "scale"), _num(raw, "offset"))
+
+
+@dataclass(frozen=True)
+class AssetProfile:
+    """Per-machine parameters of the feature code (all optional but the id)."""
+
+    asset_id: str = ""
+    asset_type: str = "unknown"
+    nominal_shaft_hz: float | None = None
+    speed_range_hz: tuple[float, float] | None = None
+    vfd: bool = False
+    line_frequency_hz: float | None = None
+    poles: int | None = None
+    bearing_orders: Mapping[str, float] = field(default_factory=dict)
+    resonance_band_hz: tuple[float, float] | None = None
+    rated_current_a: float | None = None
+    nominal_rpm: float | None = None
+    pressure_nominal_bar: float | None = None
+    load_profile: str | None = None
+    regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    fan_side: str | None = None
+    frame: FrameMeta = field(default_factory=FrameMeta)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], top: Mapping[str, Any] | None = None) -> AssetProfile:
+        """From one asset entry; ``top`` is the whole ``assets.json`` (file-level defaults)."""
+        top = top or {}
+        line = _num(entry, "line_frequency_hz", "supply_hz", "mains_hz") or _num(top, "line_frequency_hz")
+        poles_f = _num(entry, "poles", "pole_count")
+        poles = round(poles_f) if poles_f and poles_f >= 2 else None
+        shaft = _num(entry, "nominal_shaft_hz", "shaft_hz", "rated_shaft_hz")
+        rpm = _num(entry, "nominal_rpm", "rated_rpm", "speed_rpm", "rpm", "nameplate_rpm")
+        if shaft is None and rpm:
+            shaft = rpm / 60.0
+        sync = _num(entry, "sync_rpm", "synchronous_rpm")
+        if shaft is None and sync:
+            shaft = sync / 60.0 * (1.0 - DEFAULT_SLIP)
+        if shaft is None and poles:
+            shaft = 2.0 * (line or DEFAULT_LINE_HZ) / poles * (1.0 - DEFAULT_SLIP)
+        drive = str(entry.get("drive") or entry.get("drive_type") or "").lower()
+        vfd = bool(entry.get("vfd") or entry.get("variable_speed") or drive in ("vfd", "inverter", "variable"))
+        rng = _pair(entry.get("speed_range_hz")) or _pair(entry.get("shaft_range_hz"))
+        if rng is None and (r := _pair(entry.get("speed_range_rpm"))) is not None:
+            rng = (r[0] / 60.0, r[1] / 60.0)
+        if rng is not None:
+            vfd = vfd or rng[1] / max(rng[0], 1e-6) > 1.15
+        band = _pair(entry.get("resonance_band_hz"))
+        load = entry.get("load_profile")
+        fan = entry.get("fan_side")
+        frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
+        return cls(
+            asset_id=str(entry.get("asset_id") or entry.get("id") or entry.get("name") or ""),
+            asset_type=str(entry.get("asset_type") or entry.get("type") or "unknown").lower(),
+            nominal_shaft_hz=shaft if shaft and shaft > 0 else None,
+            speed_range_hz=rng, vfd=vfd, line_frequency_hz=line, poles=poles,
+            bearing_orders=_orders(entry, shaft), resonance_band_hz=band,
+            rated_current_a=_num(entry, "rated_current_a", "nominal_current_a", "current_rated_a", "fla_a"),
+            nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
+            pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
+            load_profile=str(load).lower() if load else None,
+            regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
+        )
+
+    def speed_search_hz(self) -> tuple[float, float] | None:
+        """Where to look for the running speed: the drive's range, else around nameplate speed."""
+        if self.speed_range_hz is not None:
+            lo, hi = self.speed_range_hz
+            return max(lo * 0.95, SPEED_LIMITS_HZ[0]), min(hi * 1.05, SPEED_LIMITS_HZ[1])
+        if self.nominal_shaft_hz is None:
+            return None
+        lo, hi = VFD_SPEED_FRACTIONS if self.vfd else FIXED_SPEED_FRACTIONS
+        return (max(self.nominal_shaft_hz * lo, SPEED_LIMITS_HZ[0]),
+                min(self.nominal_shaft_hz * hi, SPEED_LIMITS_HZ[1]))
+
+
+def as_profile(asset: object) -> AssetProfile:
+    """Accept None, an :class:`AssetProfile`, an ``assets.json`` entry, or an object carrying one
+    (``pipeline.validation.AssetInfo``: its ``acoustics.profile``, else its fields)."""
+    if asset is None:
+        return AssetProfile()
+    if isinstance(asset, AssetProfile):
+        return asset
+    if isinstance(asset, Mapping):
+        return AssetProfile.from_entry(asset)
+    acoustics = getattr(asset, "acoustics", None)
+    profile = getattr(asset, "profile", None) or getattr(acoustics, "profile", None)
+    if isinstance(profile, AssetProfile):
+        return profile
+    if hasattr(asset, "bearing_orders") and hasattr(asset, "resonance_band_hz"):  # a bare AssetAcoustics
+        band = getattr(asset, "resonance_band_hz", None)
+        return AssetProfile(bearing_orders=dict(getattr(asset, "bearing_orders", {}) or {}),
+                            resonance_band_hz=tuple(band) if band else None)  # type: ignore[arg-type]
+    if acoustics is not None or hasattr(asset, "regions"):
+        band = getattr(acoustics, "resonance_band_hz", None)
+        return AssetProfile(
+            asset_id=str(getattr(asset, "asset_id", "")), asset_type=str(getattr(asset, "asset_type", "unknown")),
+            nominal_shaft_hz=getattr(asset, "nominal_shaft_hz", None),
+            bearing_orders=dict(getattr(acoustics, "bearing_orders", {}) or {}),
+            resonance_band_hz=tuple(band) if band else None,  # type: ignore[arg-type]
+            regions={k: tuple(float(v) for v in box) for k, box in (getattr(asset, "regions", {}) or {}).items()},
+        )
+    raise TypeError(f"asset must be an AssetProfile, an assets.json entry or AssetInfo; got {type(asset).__name__}")
+
+
+def load_profiles(data: Mapping[str, Any] | list[Any]) -> dict[str, AssetProfile]:
+    """All profiles of an ``assets.json`` document (``{"assets": [...]}``, ``{"assets": {id: {...}}}``
+    or a bare list), by asset id."""
+    top: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+    entries: Any = data.get("assets", data.get("machines", [])) if isinstance(data, Mapping) else data
+    if isinstance(entries, Mapping):
+        entries = [{"asset_id": k, **v} for k, v in entries.items() if isinstance(v, Mapping)]
+    out: dict[str, AssetProfile] = {}
+    for entry in entries or []:
+        if isinstance(entry, Mapping):
+            profile = AssetProfile.from_entry(entry, top)
+            if profile.asset_id:
+                out[profile.asset_id] = profile
+    return out

@@ -1,0 +1,96 @@
+"""Physics-normalised PLC model input: a window's tag statistics relative to the machine's nameplate.
+
+The raw window features (:func:`pipeline.features.plc_window.plc_window_features`) are in the
+machine's own units: 12 A is full load for an 5.5 kW motor and idling for a 90 kW one. This vector
+divides by what ``assets.json`` says about the machine: current over rated current, speed over
+nameplate speed, pressure over nominal pressure (each falls back to the window's own mean, with a
+flag, when the nameplate value is unknown); temperatures as the winding-over-bearing difference
+(the hall temperature cancels) plus the absolute values; vibration on a log scale; alarm counts
+log-compressed; missing-tag flags instead of NaN (the model input is always finite).
+
+>>> from pipeline.features.plc_window import plc_feature_names
+>>> raw = dict.fromkeys(plc_feature_names(), 0.0)
+>>> raw.update({"motor_current_a.mean": 15.0, "speed_rpm.mean": 1470.0, "winding_temp_c.mean": 80.0,
+...             "bearing_temp_c.mean": 50.0, "vibration_rms_mm_s.mean": 2.0, "pressure_bar.mean": 5.0})
+>>> v = plc_vector(np.array(list(raw.values()), np.float32),
+...                {"asset_id": "P", "rated_current_a": 20.0, "nominal_rpm": 1470.0, "pressure_nominal_bar": 5.0})
+>>> [round(float(v[PLC_VECTOR_NAMES.index(k)]), 2) for k in ("current.mean_over_rated", "temp.winding_minus_bearing")]
+[0.75, 30.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.features.asset_profile import as_profile
+from pipeline.features.plc_window import ALARM_FAMILIES, plc_feature_names
+
+LOAD_PROFILES: tuple[str, ...] = ("steady", "cyclic", "varying")
+PLC_VECTOR_NAMES: tuple[str, ...] = (
+    "current.mean_over_rated", "current.std_over_rated", "current.max_over_rated", "current.slope_over_rated",
+    "speed.mean_over_nominal", "speed.std_over_nominal", "speed.slope_over_nominal",
+    "temp.winding_minus_bearing", "temp.bearing_c_over_100", "temp.winding_c_over_100",
+    "temp.bearing_std", "temp.winding_std", "temp.bearing_slope_k_per_min", "temp.winding_slope_k_per_min",
+    "vib.mean_log", "vib.std_over_mean", "vib.max_over_mean", "vib.slope_over_mean",
+    "pressure.mean_over_nominal", "pressure.std_over_mean", "pressure.max_over_mean", "pressure.slope_over_nominal",
+    "run.mean",
+    *(f"alarms.{f}_log" for f in ALARM_FAMILIES),
+    "quality.bad_frac",
+    "missing.current", "missing.speed", "missing.bearing_temp", "missing.winding_temp", "missing.vibration",
+    "missing.pressure",
+    *(f"load.{p}" for p in LOAD_PROFILES),
+    "flag.rated_current_known", "flag.nominal_speed_known", "flag.pressure_nominal_known",
+)
+_INDEX = {name: i for i, name in enumerate(plc_feature_names())}
+
+
+def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
+    """``float32`` model input (names :data:`PLC_VECTOR_NAMES`) from one window's raw features."""
+    profile = as_profile(asset)
+    f = np.asarray(raw, dtype=np.float64)
+    if f.shape != (len(_INDEX),):
+        raise ValueError(f"expected {len(_INDEX)} raw PLC window features, got shape {f.shape}")
+
+    def g(name: str) -> float:
+        return float(f[_INDEX[name]])
+
+    def ok(x: float) -> bool:
+        return bool(np.isfinite(x))
+
+    def div(x: float, y: float | None) -> float:
+        return x / y if ok(x) and y is not None and np.isfinite(y) and abs(y) > 1e-9 else 0.0
+
+    i_mean = g("motor_current_a.mean")
+    rated = profile.rated_current_a or (i_mean if ok(i_mean) and i_mean > 0 else None)
+    s_mean = g("speed_rpm.mean")
+    nominal = profile.nominal_rpm or (s_mean if ok(s_mean) and s_mean > 0 else None)
+    p_mean = g("pressure_bar.mean")
+    p_nom = profile.pressure_nominal_bar or (p_mean if ok(p_mean) and p_mean > 0 else None)
+    bearing, winding = g("bearing_temp_c.mean"), g("winding_temp_c.mean")
+    vib = g("vibration_rms_mm_s.mean")
+    vib_ref = vib if ok(vib) and vib > 1e-3 else None
+    p_ref = p_mean if ok(p_mean) and p_mean > 1e-3 else None
+    out = [
+        div(i_mean, rated), div(g("motor_current_a.std"), rated), div(g("motor_current_a.max"), rated),
+        div(g("motor_current_a.slope"), rated),
+        div(s_mean, nominal), div(g("speed_rpm.std"), nominal), div(g("speed_rpm.slope"), nominal),
+        winding - bearing if ok(winding) and ok(bearing) else 0.0,
+        bearing / 100.0 if ok(bearing) else 0.0, winding / 100.0 if ok(winding) else 0.0,
+        g("bearing_temp_c.std") if ok(g("bearing_temp_c.std")) else 0.0,
+        g("winding_temp_c.std") if ok(g("winding_temp_c.std")) else 0.0,
+        60.0 * g("bearing_temp_c.slope") if ok(g("bearing_temp_c.slope")) else 0.0,
+        60.0 * g("winding_temp_c.slope") if ok(g("winding_temp_c.slope")) else 0.0,
+        float(np.log(max(vib, 0.01))) if ok(vib) else 0.0,
+        div(g("vibration_rms_mm_s.std"), vib_ref), div(g("vibration_rms_mm_s.max"), vib_ref),
+        div(g("vibration_rms_mm_s.slope"), vib_ref),
+        div(p_mean, p_nom), div(g("pressure_bar.std"), p_ref), div(g("pressure_bar.max"), p_ref),
+        div(g("pressure_bar.slope"), p_nom),
+        g("run_state.mean") if ok(g("run_state.mean")) else 0.0,
+        *(float(np.log1p(max(g(f"alarms.{fam}"), 0.0))) if ok(g(f"alarms.{fam}")) else 0.0 for fam in ALARM_FAMILIES),
+        g("bad_quality_frac") if ok(g("bad_quality_frac")) else 0.0,
+        *(float(not ok(x)) for x in (i_mean, s_mean, bearing, winding, vib, p_mean)),
+        *(float(profile.load_profile == p) for p in LOAD_PROFILES),
+        float(profile.rated_current_a is not None), float(profile.nominal_rpm is not None),
+        float(profile.pressure_nominal_bar is not None),
+    ]
+    return np.nan_to_num(np.asarray(out, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)

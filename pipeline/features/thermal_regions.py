@@ -1,0 +1,284 @@
+"""Physics-normalised thermal model input: each region of the machine relative to the frame's
+ambient, to the machine's own motor body and (when there is one) to a running baseline.
+
+Where a fault heats is known: bearing wear the drive-end bearing housing, a loose lug a small
+spot in the terminal box, a failed fan the whole motor (most at the drive end, and the non-drive
+end bearing under the fan cowl), misalignment the coupling, cavitation cools the pump inlet. The
+``regions`` of ``assets.json`` say where those parts are in *this* camera's frame, so the same
+vector comes out for any frame size, camera distance, position or mirror image:
+
+* the frame is converted to °C (:func:`frame_to_celsius`: centikelvin, kelvin, °C, FLIR 0.04 K
+  counts ..., from the ``frame`` section of ``assets.json`` or from the value range);
+* region boxes given for another frame size (``frame.width``/``height``) are scaled to this one;
+* ambient = median of the pixels outside every region (the frame's 10th percentile when the
+  regions cover almost everything or are unknown);
+* per region: mean, 90th percentile and maximum rise over ambient, the hotspot excess
+  (maximum − median inside the region: a lug a few pixels wide) and the spread, in kelvin;
+* relations: drive end − non-drive end, each part − the motor body, the motor body's axial
+  gradient (drive-end third − fan-end third), inlet − pump casing, and the same rises divided by
+  the motor body's (emissivity and load scale both);
+* a running baseline (``ThermalBaseline``'s frame) gives region changes since then.
+
+:data:`THERMAL_VECTOR_NAMES` names the float32 values (all finite; missing parts are 0 with their
+``present`` flag 0).
+
+>>> frame = np.full((60, 80), 295.15, np.float32)           # kelvin, 22 °C
+>>> frame[20:40, 20:50] = 305.15                              # motor body +10 K
+>>> frame[25:35, 50:56] = 325.15                              # drive-end bearing +30 K
+>>> regions = {"motor_body": [20, 20, 50, 40], "de_bearing": [50, 25, 56, 35], "nde_bearing": [14, 25, 20, 35]}
+>>> v = thermal_vector(frame, {"asset_id": "M", "regions": regions, "frame": {"unit": "kelvin"}})
+>>> v.shape, round(float(v[THERMAL_VECTOR_NAMES.index("de_bearing.max_rise")]), 1)
+((69,), 30.0)
+>>> big = np.kron(frame, np.ones((4, 4), np.float32))        # the same scene at 240 x 320
+>>> meta = {"width": 80, "height": 60, "unit": "kelvin"}
+>>> w = thermal_vector(big, {"asset_id": "M", "regions": regions, "frame": meta})
+>>> bool(np.allclose(v, w, atol=0.05))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from pipeline.features.asset_profile import AssetProfile, FrameMeta, as_profile
+
+KELVIN = 273.15
+REGIONS: tuple[str, ...] = ("motor_body", "de_bearing", "nde_bearing", "terminal_box", "coupling", "driven", "pump_inlet")
+REGION_STATS: tuple[str, ...] = ("present", "mean_rise", "p90_rise", "max_rise", "hotspot_excess", "spread")
+RELATIONS: tuple[str, ...] = (
+    "de_minus_nde", "de_minus_body", "nde_minus_body", "coupling_minus_body", "terminal_minus_body",
+    "body_axial_gradient", "inlet_minus_driven", "driven_minus_body")
+RATIOS: tuple[str, ...] = ("de_over_body", "nde_over_body", "terminal_excess_over_body", "coupling_over_body",
+                           "axial_over_body")
+GLOBAL: tuple[str, ...] = ("ambient_c_over_40", "frame_max_rise", "frame_p99_rise", "hot_area_frac",
+                           "hot_outside_regions_frac", "regions_available", "orientation_known")
+BASELINE: tuple[str, ...] = ("baseline_available", "delta_body_mean", "delta_de_max", "delta_nde_max",
+                             "delta_terminal_max", "delta_coupling_mean", "delta_inlet_mean")
+THERMAL_VECTOR_NAMES: tuple[str, ...] = (
+    *(f"{r}.{s}" for r in REGIONS for s in REGION_STATS),
+    *(f"rel.{n}" for n in RELATIONS), *(f"ratio.{n}" for n in RATIOS),
+    *(f"global.{n}" for n in GLOBAL), *(f"baseline.{n}" for n in BASELINE),
+)
+HOT_DELTA_K = 15.0
+AMBIENT_FALLBACK_PERCENTILE = 10.0
+MIN_BACKGROUND_FRAC = 0.08
+
+
+class ThermalInputError(ValueError):
+    """A frame that cannot be turned into a model input (unknown unit, not 2-D, ...)."""
+
+
+PLAUSIBLE_C = (-50.0, 200.0)
+
+
+def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None) -> np.ndarray:
+    """``float32`` °C from a radiometric frame in any common unit.
+
+    With ``meta`` (``assets.json`` ``frame``: ``unit`` centikelvin | decikelvin | millikelvin |
+    kelvin | celsius | fahrenheit, optional ``scale``/``offset`` turning raw counts into the unit,
+    e.g. FLIR's ``{"unit": "kelvin", "scale": 0.04}``) the conversion is explicit; without, it is
+    inferred from the dtype and the median value (uint16 ~29 000 → centikelvin, ~7 300 → FLIR
+    0.04 K counts, ~2 950 → decikelvin; floats ~295 → kelvin, ~22 → °C). With a centi/deci/milli-
+    kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``). A
+    declared unit that gives an implausible median (outside -50...200 °C: a file written in
+    another unit than the site declares) falls back to the inferred one.
+
+    >>> float(frame_to_celsius(np.full((8, 8), 29515, np.uint16))[0, 0])
+    22.0
+    >>> float(frame_to_celsius(np.full((8, 8), 22.5, np.float32))[0, 0])
+    22.5
+    >>> round(float(frame_to_celsius(np.full((8, 8), 7379, np.uint16), {"unit": "kelvin", "scale": 0.04})[0, 0]), 2)
+    22.01
+    >>> float(frame_to_celsius(np.full((8, 8), 22.5, np.float32), {"unit": "centikelvin"})[0, 0])  # mislabelled
+    22.5
+    """
+    meta = meta if isinstance(meta, FrameMeta) else FrameMeta.from_json(meta)
+    if meta.unit or meta.scale is not None or meta.offset is not None:
+        out = _to_celsius(frame, meta)
+        if PLAUSIBLE_C[0] <= float(np.median(out)) <= PLAUSIBLE_C[1]:
+            return out
+        try:
+            return _to_celsius(frame, FrameMeta())
+        except ThermalInputError:
+            return out
+    return _to_celsius(frame, meta)
+
+
+def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
+    """The conversion of :func:`frame_to_celsius` for one (declared or empty) unit."""
+    f = np.asarray(frame)
+    if f.ndim == 3 and f.shape[-1] in (1, 3, 4) and f.shape[0] > 4:
+        f = f[..., 0]  # single-channel data stored as (H, W, C)
+    if f.ndim == 3 and f.shape[0] == 1:
+        f = f[0]
+    if f.ndim != 2 or min(f.shape) < 8:
+        raise ThermalInputError(f"a thermal frame must be 2-D and at least 8x8 pixels, got shape {f.shape}")
+    x = f.astype(np.float32)
+    if not np.all(np.isfinite(x)):
+        x = np.where(np.isfinite(x), x, np.nanmedian(x))
+    unit = (meta.unit or "").replace("°", "").replace("degrees_", "").lower()
+    counts = unit in ("centikelvin", "ck", "k*100", "kelvin_x100", "decikelvin", "deci_kelvin", "dk",
+                      "millikelvin", "mk")
+    if not counts and (meta.scale is not None or meta.offset is not None):
+        # raw counts: value * scale + offset is in ``unit`` (kelvin or °C; inferred below when absent).
+        # For centi/deci/milli-kelvin units the scale only restates the unit (our schema writes 0.01).
+        x = x * np.float32(meta.scale if meta.scale is not None else 1.0) + np.float32(meta.offset or 0.0)
+    if unit in ("centikelvin", "ck", "k*100", "kelvin_x100"):
+        return x * np.float32(0.01) - np.float32(KELVIN)
+    if unit in ("decikelvin", "deci_kelvin", "dk"):
+        return x * np.float32(0.1) - np.float32(KELVIN)
+    if unit in ("millikelvin", "mk"):
+        return x * np.float32(0.001) - np.float32(KELVIN)
+    if unit in ("kelvin", "k"):
+        return x - np.float32(KELVIN)
+    if unit in ("celsius", "c", "degc"):
+        return x
+    if unit in ("fahrenheit", "f", "degf"):
+        return (x - np.float32(32.0)) * np.float32(5.0 / 9.0)
+    if unit:
+        raise ThermalInputError(f"unknown frame unit {meta.unit!r}: use centikelvin, kelvin, celsius, decikelvin")
+    med = float(np.median(x))
+    if 18_000 <= med <= 50_000:
+        return x * np.float32(0.01) - np.float32(KELVIN)
+    if 5_000 <= med <= 12_000 and f.dtype.kind in "ui":
+        return x * np.float32(0.04) - np.float32(KELVIN)
+    if 1_800 <= med <= 5_000:
+        return x * np.float32(0.1) - np.float32(KELVIN)
+    if 180 <= med <= 500:
+        return x - np.float32(KELVIN)
+    if -60 <= med <= 180:
+        return x
+    raise ThermalInputError(
+        f"cannot tell the unit of a frame with median value {med:g} ({f.dtype}): give it in assets.json "
+        '("frame": {"unit": "centikelvin" | "kelvin" | "celsius", "scale": ..., "offset": ...})')
+
+
+def scaled_regions(profile: AssetProfile, shape: tuple[int, int]) -> dict[str, tuple[int, int, int, int]]:
+    """Region boxes in the pixels of a frame of ``shape`` (height, width), clipped to it."""
+    h, w = shape
+    sx = w / profile.frame.width if profile.frame.width else 1.0
+    sy = h / profile.frame.height if profile.frame.height else 1.0
+    out = {}
+    for name, (x0, y0, x1, y1) in profile.regions.items():
+        bx0, bx1 = int(np.clip(np.floor(x0 * sx), 0, w - 1)), int(np.clip(np.ceil(x1 * sx), 1, w))
+        by0, by1 = int(np.clip(np.floor(y0 * sy), 0, h - 1)), int(np.clip(np.ceil(y1 * sy), 1, h))
+        if bx1 > bx0 and by1 > by0:
+            out[name] = (bx0, by0, bx1, by1)
+    return out
+
+
+def ambient_estimate(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]]) -> float:
+    """Median of the background (outside every region, with a margin); the 10th percentile of the
+    frame when the background is too small or no regions are known."""
+    h, w = frame_c.shape
+    if boxes:
+        mask = np.ones((h, w), bool)
+        margin = max(1, round(0.02 * max(h, w)))
+        for x0, y0, x1, y1 in boxes.values():
+            mask[max(y0 - margin, 0):y1 + margin, max(x0 - margin, 0):x1 + margin] = False
+        if mask.mean() >= MIN_BACKGROUND_FRAC:
+            return float(np.median(frame_c[mask]))
+    return float(np.percentile(frame_c, AMBIENT_FALLBACK_PERCENTILE))
+
+
+def _region_stats(patch: np.ndarray, ambient: float) -> list[float]:
+    p50, p90 = np.percentile(patch, (50.0, 90.0))
+    top = float(patch.max())
+    return [1.0, float(patch.mean()) - ambient, float(p90) - ambient, top - ambient, top - float(p50),
+            float(patch.std())]
+
+
+def _axial_gradient(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]],
+                    profile: AssetProfile) -> tuple[float, bool]:
+    """Drive-end third minus fan-end third of the motor body (0, False when the ends are unknown)."""
+    body = boxes.get("motor_body")
+    if body is None:
+        return 0.0, False
+    x0, y0, x1, y1 = body
+    de, nde = boxes.get("de_bearing"), boxes.get("nde_bearing")
+    if de is not None and nde is not None:
+        de_right = (de[0] + de[2]) > (nde[0] + nde[2])
+    elif de is not None:
+        de_right = (de[0] + de[2]) / 2 > (x0 + x1) / 2
+    elif profile.fan_side in ("left", "right"):
+        de_right = profile.fan_side == "left"
+    else:
+        return 0.0, False
+    third = max((x1 - x0) // 3, 1)
+    left = frame_c[y0:y1, x0:x0 + third].mean()
+    right = frame_c[y0:y1, x1 - third:x1].mean()
+    return float(right - left if de_right else left - right), True
+
+
+def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,
+                   frame_meta: FrameMeta | Mapping | None = None) -> np.ndarray:
+    """``float32`` model input of one frame (names :data:`THERMAL_VECTOR_NAMES`).
+
+    ``frame``: any radiometric frame (see :func:`frame_to_celsius`; ``frame_meta`` defaults to the
+    asset profile's ``frame``); ``asset``: profile / ``assets.json`` entry / ``AssetInfo`` giving
+    ``regions``; ``baseline``: the asset's running baseline frame in the same unit (or None).
+    """
+    profile = as_profile(asset)
+    meta = frame_meta if frame_meta is not None else profile.frame
+    frame_c = frame_to_celsius(frame, meta)
+    boxes = scaled_regions(profile, frame_c.shape)
+    ambient = ambient_estimate(frame_c, boxes)
+    stats: dict[str, list[float]] = {}
+    for name in REGIONS:
+        box = boxes.get(name)
+        if box is None:
+            stats[name] = [0.0] * len(REGION_STATS)
+            continue
+        x0, y0, x1, y1 = box
+        stats[name] = _region_stats(frame_c[y0:y1, x0:x1], ambient)
+    out: list[float] = [v for name in REGIONS for v in stats[name]]
+
+    def mean(r: str) -> float:
+        return stats[r][1]
+
+    def top(r: str) -> float:
+        return stats[r][3]
+
+    def has(*rs: str) -> bool:
+        return all(stats[r][0] > 0 for r in rs)
+
+    axial, oriented = _axial_gradient(frame_c, boxes, profile)
+    rel = [
+        top("de_bearing") - top("nde_bearing") if has("de_bearing", "nde_bearing") else 0.0,
+        top("de_bearing") - mean("motor_body") if has("de_bearing", "motor_body") else 0.0,
+        top("nde_bearing") - mean("motor_body") if has("nde_bearing", "motor_body") else 0.0,
+        mean("coupling") - mean("motor_body") if has("coupling", "motor_body") else 0.0,
+        top("terminal_box") - mean("motor_body") if has("terminal_box", "motor_body") else 0.0,
+        axial,
+        mean("pump_inlet") - mean("driven") if has("pump_inlet", "driven") else 0.0,
+        mean("driven") - mean("motor_body") if has("driven", "motor_body") else 0.0,
+    ]
+    body = abs(mean("motor_body")) + 2.0 if has("motor_body") else 0.0
+    ratios = [0.0] * len(RATIOS)
+    if body:
+        ratios = [rel[1] / body, rel[2] / body, stats["terminal_box"][4] / body, rel[3] / body, axial / body]
+    flat = frame_c.ravel()
+    p99 = float(np.percentile(flat, 99.0))
+    hot = frame_c > ambient + HOT_DELTA_K
+    inside = np.zeros(frame_c.shape, bool)
+    for x0, y0, x1, y1 in boxes.values():
+        inside[y0:y1, x0:x1] = True
+    glob = [ambient / 40.0, float(flat.max()) - ambient, p99 - ambient, float(hot.mean()),
+            float((hot & ~inside).mean()), float(bool(boxes)), float(oriented)]
+    base = [0.0] * len(BASELINE)
+    if baseline is not None and np.shape(baseline) == np.shape(frame):
+        base_c = frame_to_celsius(baseline, meta)
+        base = [1.0]
+        for name, how in (("motor_body", "mean"), ("de_bearing", "max"), ("nde_bearing", "max"),
+                          ("terminal_box", "max"), ("coupling", "mean"), ("pump_inlet", "mean")):
+            box = boxes.get(name)
+            if box is None:
+                base.append(0.0)
+                continue
+            x0, y0, x1, y1 = box
+            now, then = frame_c[y0:y1, x0:x1], base_c[y0:y1, x0:x1]
+            base.append(float(now.max() - then.max()) if how == "max" else float(now.mean() - then.mean()))
+    vec = np.asarray(out + rel + ratios + glob + base, dtype=np.float64)
+    return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)

@@ -1,0 +1,134 @@
+"""``linewatch inspect`` with the shipped models on simulator files: the right class for each fault
+(per modality where the physics shows it, and the fused verdict), files of other formats (44.1 kHz
+stereo WAV of 3 s, a 240 x 320 float °C TIFF, a wide PLC CSV), and bad files reported, not fatal."""
+
+from __future__ import annotations
+
+import io
+import json
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+from typer.testing import CliRunner
+
+from linewatch.cli.app import app
+from linewatch.simulator.assets import asset_registry_json, make_fleet
+from linewatch.simulator.config import SimulatorConfig
+from linewatch.simulator.dataset import SampleRenderer, make_spec
+from linewatch.simulator.health import FAULTS
+from linewatch.simulator.plc import format_lines, plc_file_text
+from linewatch.simulator.timefmt import iso_ms
+from linewatch.simulator.writer import encode_tiff, encode_wav
+from models.inspect import Inspector
+from models.inspect.readers import load_assets
+from models.registry import default_registry
+
+pytestmark = pytest.mark.skipif(not default_registry().modalities(), reason="no shipped models")
+STAMP = "20261129T140000500"
+#: What each modality of the shipped models is expected to recognise (docs/models.md).
+SEEN_BY = {"audio": ("bearing_wear", "cavitation"), "thermal": ("bearing_wear", "electrical_overheating",
+                                                                   "cooling_failure"), "plc": ("imbalance",)}
+
+
+@pytest.fixture(scope="module")
+def plant(tmp_path_factory) -> tuple[Path, dict[str, list[Path]]]:
+    """One pump of the plant simulator, each fault at severity 0.8 and healthy: a WAV clip, a TIFF
+    frame and a PLC window per case, landing-zone names, an assets.json."""
+    cfg = SimulatorConfig(seed=7)
+    fleet = make_fleet(6, seed=7)
+    pump = fleet[0]
+    root = tmp_path_factory.mktemp("inspect")
+    (root / "assets.json").write_text(json.dumps(asset_registry_json(fleet, cfg)))
+    renderer = SampleRenderer(cfg, fleet)
+    cases: dict[str, list[Path]] = {}
+    for i, fault in enumerate(("normal", *FAULTS)):
+        r = renderer.render(make_spec(pump, fault, 0.8 if fault != "normal" else 0.0, index=40 + i))
+        d = root / fault
+        d.mkdir()
+        wav, tif, plc = d / f"{pump.asset_id}-{STAMP}.wav", d / f"{pump.asset_id}-{STAMP}.tiff", d / f"plc-{pump.asset_id}-{STAMP}.csv"
+        wav.write_bytes(encode_wav(r.clip, 16_000))
+        tif.write_bytes(encode_tiff(r.frame))
+        plc.write_text(plc_file_text(format_lines(r.plc, iso_ms(cfg.start_time, r.plc.t), "csv"), "csv"))
+        cases[fault] = [wav, tif, plc]
+    return root, cases
+
+
+@pytest.mark.parametrize("fault", ["normal", *FAULTS])
+def test_inspect_returns_the_right_class_for_each_fault(fault: str, plant) -> None:
+    root, cases = plant
+    results, verdicts = Inspector(assets=load_assets(root / "assets.json")).score(cases[fault])
+    assert all(r.error is None for r in results), [r.error for r in results]
+    by_modality = {r.modality: r for r in results}
+    assert {r.asset_id for r in results} == {"PMP-01"}
+    for modality, seen in SEEN_BY.items():
+        if fault in seen:
+            assert by_modality[modality].label == fault, (modality, by_modality[modality].probabilities)
+        if fault == "normal":
+            assert by_modality[modality].label == "normal", (modality, by_modality[modality].probabilities)
+    assert len(verdicts) == 1 and verdicts[0].label == fault, verdicts[0].probabilities
+
+
+def _wav_44k_stereo_3s(clip16k: np.ndarray) -> bytes:
+    from scipy.signal import resample_poly
+
+    x = resample_poly(clip16k.astype(np.float32) / 32768.0, 441, 160)
+    x = np.tile(x, 3)
+    stereo = np.stack([x, 0.5 * x], axis=1)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(44_100)
+        w.writeframes(np.clip(stereo * 32767, -32768, 32767).astype("<i2").tobytes())
+    return buf.getvalue()
+
+
+def test_cli_json_other_formats_and_bad_files(plant, tmp_path) -> None:
+    """A bearing fault recorded in other formats: 44.1 kHz stereo WAV of 3 s, a frame at 2x the
+    resolution in float °C (regions stay in the assets.json's 160 x 120 pixels), PLC as JSON lines;
+    plus a corrupt WAV. ``--json``: one record per file with the fused verdict inside."""
+    root, cases = plant
+    wav, tif, plc = cases["bearing_wear"]
+    with wave.open(str(wav)) as w:
+        clip = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+    (tmp_path / "a").mkdir()
+    other_wav = tmp_path / "a" / f"PMP-01-{STAMP}.wav"
+    other_wav.write_bytes(_wav_44k_stereo_3s(clip))
+    frame_c = tifffile.imread(tif).astype(np.float32) / 100.0 - 273.15
+    other_tif = tmp_path / "a" / f"PMP-01-{STAMP}.tif"
+    tifffile.imwrite(other_tif, np.kron(frame_c, np.ones((2, 2), np.float32)))
+    other_plc = tmp_path / "a" / "window.jsonl"
+    from linewatch.simulator.dataset import SampleRenderer  # noqa: F401 - same renderer as the fixture
+
+    lines = []
+    for line in plc.read_text().splitlines()[1:]:
+        ts, tag, value, quality, unit = line.split(",")
+        lines.append(json.dumps({"timestamp": ts, "tag": tag, "value": float(value), "quality": quality, "unit": unit}))
+    other_plc.write_text("\n".join(lines) + "\n")
+    bad = tmp_path / "a" / f"PMP-01-{STAMP}-bad.wav"
+    bad.write_bytes(b"RIFF\x00\x00")
+    result = CliRunner().invoke(app, ["inspect", str(other_wav), str(other_tif), str(other_plc), str(bad),
+                                      "--assets", str(root / "assets.json"), "--json"])
+    assert result.exit_code == 1, result.output  # one file could not be scored
+    records = json.loads(result.stdout)
+    assert [Path(r["file"]).name for r in records] == [other_wav.name, other_tif.name, other_plc.name, bad.name]
+    audio, thermal, plc_rec, broken = records
+    assert broken["error"] and "WAV" in broken["error"] and broken["class"] is None
+    for rec in (audio, thermal, plc_rec):
+        assert rec["error"] is None and rec["asset_id"] == "PMP-01"
+        assert set(rec["probabilities"]) >= {"normal", "bearing_wear"}
+        assert abs(sum(rec["probabilities"].values()) - 1.0) < 1e-4
+    assert audio["class"] == "bearing_wear" and thermal["class"] == "bearing_wear"
+    assert audio["fused"]["class"] == "bearing_wear" and set(audio["fused"]["modalities"]) == {"audio", "thermal", "plc"}
+
+
+def test_cli_table_and_unknown_machine(plant) -> None:
+    """Without assets.json the machine is still scored, with a warning that says what to add."""
+    _, cases = plant
+    result = CliRunner().invoke(app, ["inspect", str(cases["cavitation"][0])])
+    assert result.exit_code == 0, result.output
+    assert "cavitation" in result.stdout or "normal" in result.stdout
+    assert "not in assets.json" in result.stderr

@@ -1,0 +1,153 @@
+"""Physics-normalised model inputs (features v2): what each one must be invariant to, and what it
+must see. Hand-made signals and domain-randomised simulator samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linewatch.contract import decode_message, encode_message
+from linewatch.simulator.domain import (
+    DomainRenderer,
+    domain_fleet,
+    domain_registry_json,
+    draw_domain_specs,
+)
+from models.inputs import InputMismatchError, input_array
+from pipeline.features.asset_profile import AssetProfile, load_profiles
+from pipeline.features.audio_physics import (
+    AUDIO_VECTOR_NAMES,
+    AudioInputError,
+    audio_vector,
+)
+from pipeline.features.messages import (
+    audio_features_message,
+    thermal_features_message,
+    thermal_message_any_unit,
+)
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
+from pipeline.features.plc_window import plc_feature_names
+from pipeline.features.thermal_regions import (
+    THERMAL_VECTOR_NAMES,
+    ThermalInputError,
+    frame_to_celsius,
+    thermal_vector,
+)
+
+SR = 16_000
+
+
+def test_asset_profile_accepts_schema_variants() -> None:
+    geometry = AssetProfile.from_entry({"id": "A", "rpm": 1480, "bearing": {"n_balls": 9, "ball_diameter_mm": 7.94,
+                                                                            "pitch_diameter_mm": 39.04}})
+    known = AssetProfile.from_entry({"asset_id": "B", "poles": 4, "bearing": {"designation": "6205-2RS"}},
+                                    {"line_frequency_hz": 60})
+    freqs = AssetProfile.from_entry({"asset_id": "C", "nominal_shaft_hz": 25.0,
+                                     "bearing_frequencies_hz": {"bpfo": 89.6}})
+    assert geometry.nominal_shaft_hz == pytest.approx(1480 / 60)
+    assert geometry.bearing_orders["bpfo"] == pytest.approx(3.585, abs=1e-3)
+    assert known.bearing_orders["bpfo"] == pytest.approx(3.585, abs=1e-3)
+    assert known.nominal_shaft_hz == pytest.approx(30.0 * 0.97)
+    assert freqs.bearing_orders == {"bpfo": pytest.approx(3.584)}
+    vfd = AssetProfile.from_entry({"asset_id": "D", "nominal_rpm": 1500, "speed_range_rpm": [600, 1800]})
+    assert vfd.vfd and vfd.speed_search_hz() == pytest.approx((9.5, 31.5))
+    boxes = AssetProfile.from_entry({"asset_id": "E", "regions": {"motor_body": {"x": 1, "y": 2, "w": 10, "h": 5}}})
+    assert boxes.regions["motor_body"] == (1, 2, 11, 7)
+    profiles = load_profiles({"assets": {"M-1": {"poles": 2}, "M-2": {"nominal_rpm": 980}}})
+    assert set(profiles) == {"M-1", "M-2"} and AssetProfile().bearing_orders == {}
+
+
+def _bearing_clip(shaft_hz: float, bpfo_order: float, seed: int, amp: float = 0.4) -> np.ndarray:
+    """1x tone + noise + a resonance rung by impacts at BPFO."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(SR) / SR
+    x = 0.05 * np.sin(2 * np.pi * shaft_hz * t) + 0.02 * np.sin(2 * np.pi * 2 * shaft_hz * t)
+    x += 0.01 * rng.standard_normal(SR)
+    imp = np.zeros(SR)
+    if amp:
+        imp[(np.arange(0, 1, 1 / (bpfo_order * shaft_hz)) * SR).astype(int)] = amp
+    ring = np.exp(-np.arange(200) / 25.0) * np.sin(2 * np.pi * 3_000 * np.arange(200) / SR)
+    return (x + np.convolve(imp, ring)[:SR]).astype(np.float32)
+
+
+def test_audio_vector_is_gain_and_rate_invariant_and_sees_the_bearing_orders() -> None:
+    from scipy.signal import resample_poly
+
+    asset = {"asset_id": "M", "nominal_rpm": 1470, "bearing_orders": {"bpfo": 3.585, "bpfi": 5.415, "bsf": 2.357,
+                                                                      "ftf": 0.398}}
+    faulty = _bearing_clip(24.5, 3.585, 0)
+    v = audio_vector(faulty, SR, asset)
+    v12 = audio_vector(faulty * 10 ** (12 / 20), SR, asset)
+    np.testing.assert_allclose(v, v12, atol=1e-3)  # +12 dB microphone: the same input
+    v44 = audio_vector(resample_poly(faulty, 441, 160).astype(np.float32), 44_100, asset)
+    i, speed = AUDIO_VECTOR_NAMES.index("env.bpfo.h1"), AUDIO_VECTOR_NAMES.index("speed.shaft_hz")
+    assert abs(v44[i] - v[i]) < 0.5 and abs(v44[speed] - v[speed]) * 60 < 0.3  # 44.1 kHz: resampled, same input
+    assert abs(v[speed] * 60 / 24.5 - 1) < 0.03  # the vector holds shaft Hz / 60
+    healthy = audio_vector(_bearing_clip(24.5, 3.585, 1, amp=0.0), SR, asset)
+    assert v[i] > healthy[i] + 1.0 and v[i] > 2.0
+    with pytest.raises(AudioInputError, match="too short"):
+        audio_vector(np.zeros(100, np.float32), SR, asset)
+    with pytest.raises(AudioInputError, match="silent"):
+        audio_vector(np.zeros(SR, np.float32), SR, asset)
+
+
+def test_running_speed_is_found_on_variable_speed_drives() -> None:
+    """VFD machines of the randomised domain: the nameplate speed says little, the signal tells."""
+    fleet = domain_fleet(12, seed=3)
+    profiles = load_profiles(domain_registry_json(fleet, 3))
+    renderer = DomainRenderer(fleet, 3)
+    errors = []
+    for spec in [s for s in draw_domain_specs(4, fleet, 3) if fleet[s.asset_index].extra["vfd"]][:12]:
+        sample = renderer.render(spec, ("plc", "audio"))
+        v = audio_vector(sample.clip.astype(np.float32) / 32768, SR, profiles[spec.asset_id])
+        errors.append(abs(v[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")] * 60 / sample.shaft_hz - 1))
+    assert len(errors) >= 6 and np.median(errors) < 0.01 and np.mean(np.array(errors) < 0.03) >= 0.8
+
+
+def test_thermal_vector_is_size_and_unit_invariant() -> None:
+    fleet = domain_fleet(3, seed=8)
+    doc = domain_registry_json(fleet, 8)
+    entry = doc["assets"][0]
+    spec = next(s for s in draw_domain_specs(3, fleet, 8) if s.asset_index == 0 and s.fault == "electrical_overheating")
+    frame = DomainRenderer(fleet, 8).render(spec, ("thermal",)).frame
+    v = thermal_vector(frame, entry)
+    kelvin = frame.astype(np.float32) / 100.0
+    big = np.kron(kelvin, np.ones((2, 2), np.float32))
+    meta = {"width": entry["frame"]["width"], "height": entry["frame"]["height"], "unit": "kelvin"}
+    v_big = thermal_vector(big, {**entry, "frame": meta})
+    close = [THERMAL_VECTOR_NAMES.index(n) for n in ("motor_body.mean_rise", "de_bearing.max_rise",
+                                                     "terminal_box.hotspot_excess", "global.ambient_c_over_40")]
+    np.testing.assert_allclose(v[close], v_big[close], rtol=0.05, atol=0.3)
+    assert v[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")] > 5.0  # the loose lug
+    celsius = frame_to_celsius(frame, entry["frame"])  # this project's schema: unit centikelvin, scale 0.01
+    assert 10 < float(np.median(celsius)) < 60
+    np.testing.assert_allclose(frame_to_celsius(celsius), celsius)  # float °C: recognised by its range
+    with pytest.raises(ThermalInputError, match="unit"):
+        frame_to_celsius(np.full((16, 16), 1e6, np.float32))
+
+
+def test_plc_vector_is_relative_to_the_nameplate() -> None:
+    raw = dict.fromkeys(plc_feature_names(), np.nan)
+    raw.update({"motor_current_a.mean": 40.0, "speed_rpm.mean": 2950.0, "pressure_bar.mean": 3.0})
+    values = np.array(list(raw.values()), np.float32)
+    small = plc_vector(values, {"asset_id": "S", "rated_current_a": 50.0, "nominal_rpm": 2950, "pressure_nominal_bar": 4})
+    assert small[PLC_VECTOR_NAMES.index("current.mean_over_rated")] == pytest.approx(0.8)
+    assert small[PLC_VECTOR_NAMES.index("pressure.mean_over_nominal")] == pytest.approx(0.75)
+    assert small[PLC_VECTOR_NAMES.index("missing.winding_temp")] == 1.0 and np.all(np.isfinite(small))
+
+
+def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
+    frame = np.full((120, 160), 30_000, np.uint16)
+    thermal = thermal_features_message("PMP-01", "pump", 1_000, frame)
+    audio = audio_features_message("PMP-01", "pump", 1_000, _bearing_clip(24.5, 3.585, 0), SR,
+                                   asset={"asset_id": "PMP-01", "nominal_rpm": 1470})
+    assert thermal.features_version == 2 and thermal.vector.shape == (len(THERMAL_VECTOR_NAMES),)
+    for msg, modality in ((thermal, "thermal"), (audio, "audio")):
+        back = decode_message(encode_message(msg))
+        assert back == msg
+        np.testing.assert_array_equal(input_array(modality, back), msg.vector)
+    old = thermal.model_copy(update={"features_version": 1, "vector": np.zeros(0, np.float32)})
+    with pytest.raises(InputMismatchError, match="upgrade"):
+        input_array("thermal", old)
+    any_unit = thermal_message_any_unit("X", "pump", 0, np.full((60, 80), 26.85, np.float32))
+    np.testing.assert_allclose(any_unit.vector, thermal_vector(np.full((60, 80), 26.85, np.float32)), atol=1e-4)
