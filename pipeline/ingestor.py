@@ -59,6 +59,7 @@ class AssetIngestor:
             return out
         if entry is None:  # blank or whitespace-only (a CRLF file's trailing empty lines): nothing announced
             return out
+        self.index.saw(text)
         if isinstance(entry, Probe):
             out.probe = entry.token
             return out

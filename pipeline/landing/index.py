@@ -61,6 +61,10 @@ class ManifestIndex:
         self.synchronous = synchronous
         self.wanted = threading.Event()
         self.listings = 0
+        # manifests in the directory at the first listing (read by this job's source only later) and
+        # whether the operator has seen a line of a manifest published after them (see Janitor)
+        self.initial: frozenset[str] | None = None
+        self.caught_up = threading.Event()
         self._lock = threading.Lock()
         self._snap = _Snapshot()
 
@@ -73,6 +77,8 @@ class ManifestIndex:
             names = sorted(n for n in os.listdir(self.zone.manifests) if not n.startswith(HIDDEN_PREFIXES))
         except FileNotFoundError:
             names = []
+        if self.initial is None:
+            self.initial = frozenset(names)
         old = self._snap
         if set(names) == set(old.files):
             self.listings += 1
@@ -107,6 +113,15 @@ class ManifestIndex:
             self.wanted.set()
 
     # ---- the reader side (the job's per-record path: memory only)
+    def saw(self, text: str) -> None:
+        """The operator got this line from the source: once it is a line of a manifest published after
+        the first listing, the source has read every manifest that was there at start (one reader
+        reads its splits in the order they were found)."""
+        if not self.caught_up.is_set() and self.initial is not None:
+            where = self.location(text)
+            if where is not None and where.manifest not in self.initial:
+                self.caught_up.set()
+
     def present(self, key: OrderKey) -> bool:
         """Is that line in a manifest still in the directory (as of the last listing)?"""
         return key in self._snap.keys

@@ -11,6 +11,15 @@ than every ``chk-*`` present when the manifest was done" means "triggered after"
 checkpoint is a margin for the source reader, which may report its finished split one fetch
 after the split's last line.
 
+A manifest that was already in the directory when the job started (a backlog, or everything a
+restore finds: the restored job's fresh source reads them all again) is not archived before the
+job's source has read it: with ``wait_for_source`` the janitor leaves those until the operator
+has seen a line of a manifest published later (``ManifestIndex.saw``; the one reader of an
+embedded job reads its splits in the order it found them). Archiving one earlier let the reader
+find its split's file gone: the task failed, and every restore from a checkpoint holding that
+split failed again (seen as a stuck job in 1 of 20 rollover runs). With parallelism above 1
+other readers may still be behind; that case is not covered (docs/ingestion.md).
+
 The janitor reads manifests through the :class:`~pipeline.landing.index.ManifestIndex` (one
 parser, each file parsed once); a line that does not parse blocks nothing (the job dead-letters
 it), and a pass stats only the blobs not yet seen gone. It runs on the housekeeping thread
@@ -38,6 +47,7 @@ class Janitor:
     settle_s: float = 0.0
     checkpoint_dir: Path | None = None
     checkpoints_after: int = 2
+    wait_for_source: bool = False  # the job: leave manifests present at start until the source read them
     _remaining: dict[str, list[Path]] = field(default_factory=dict)  # blobs not yet seen gone
     _done_since: dict[str, tuple[float, int]] = field(default_factory=dict)  # (when, newest chk id then)
     waiting: int = 0  # manifests left in the directory after the last pass (done or not)
@@ -71,7 +81,11 @@ class Janitor:
         names = self.index.refresh() if names is None else names
         archived = 0
         progress = checkpoint_progress(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        initial = self.index.initial or frozenset()
+        hold_initial = self.wait_for_source and not self.index.caught_up.is_set()
         for name in names:
+            if hold_initial and name in initial:
+                continue  # this job's source may not have read it yet (a restore re-reads the directory)
             done = self._done_since.get(name)
             if done is None:
                 if not self._is_done(name):

@@ -303,3 +303,22 @@ def test_effects_archive_the_blob_only_after_the_write(landing: Path, redis_url:
         keys = list(redis_client.scan_iter(f"{prefix}:*"))
         if keys:
             redis_client.delete(*keys)
+
+
+def test_the_janitor_leaves_manifests_present_at_start_until_the_source_has_read_them(tmp_path: Path) -> None:
+    """A restored job's fresh source reads every manifest in the directory again; archiving one it has
+    not read yet made the reader fail on the missing file, and every restore after it (a stuck job)."""
+    zone = LandingZone(tmp_path)
+    index = ManifestIndex(zone)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    old = writer.publish([writer.write_blob("thermal/frames/A/1.tiff", b"x", "A", 1)])  # handled before the restore
+    zone.archive_file(tmp_path / "thermal/frames/A/1.tiff")
+    janitor = Janitor(zone, index, wait_for_source=True)
+    assert janitor.run_once() == 0 and old.exists()  # done, but this job's source may not have read it
+    index.saw(old.read_text().splitlines()[0])  # the source delivers it again (a replay)
+    assert janitor.run_once() == 0 and old.exists()
+    new_entry = writer.write_blob("thermal/frames/A/2.tiff", b"y", "A", 2)
+    new = writer.publish([new_entry])
+    index.refresh()
+    index.saw(new_entry.to_json())  # a line of a manifest published later: the reader is past the old ones
+    assert janitor.run_once() == 1 and not old.exists() and new.exists()
