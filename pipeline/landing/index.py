@@ -65,6 +65,7 @@ class ManifestIndex:
         # whether the operator has seen a line of a manifest published after them (see Janitor)
         self.initial: frozenset[str] | None = None
         self.caught_up = threading.Event()
+        self._unplaced: list[str] = []  # lines seen before the listing that shows their manifest
         self._lock = threading.Lock()
         self._snap = _Snapshot()
 
@@ -103,6 +104,9 @@ class ManifestIndex:
         with self._lock:
             self._snap = snap
             self.listings += 1
+        unplaced, self._unplaced = self._unplaced, []
+        for text in unplaced:
+            self.saw(text)
         return [n for n in names if n in files]
 
     def request_refresh(self) -> None:
@@ -119,7 +123,10 @@ class ManifestIndex:
         reads its splits in the order they were found)."""
         if not self.caught_up.is_set() and self.initial is not None:
             where = self.location(text)
-            if where is not None and where.manifest not in self.initial:
+            if where is None:  # its manifest is newer than the last listing: decide after the next one
+                self._unplaced = [*self._unplaced[-99:], text]
+                self.request_refresh()
+            elif where.manifest not in self.initial:
                 self.caught_up.set()
 
     def present(self, key: OrderKey) -> bool:

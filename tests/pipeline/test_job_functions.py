@@ -322,3 +322,16 @@ def test_the_janitor_leaves_manifests_present_at_start_until_the_source_has_read
     index.refresh()
     index.saw(new_entry.to_json())  # a line of a manifest published later: the reader is past the old ones
     assert janitor.run_once() == 1 and not old.exists() and new.exists()
+
+
+def test_a_line_seen_before_its_manifest_is_listed_still_counts_for_the_janitor(tmp_path: Path) -> None:
+    zone = LandingZone(tmp_path)
+    index = ManifestIndex(zone, synchronous=False)  # as in the job: listings happen on another thread
+    index.refresh()
+    writer = ManifestWriter(tmp_path, epoch=1)
+    probe = writer.write_blob("thermal/frames/A/p.tiff", b"x", "A", 1)
+    writer.publish([probe])
+    index.saw(probe.to_json())  # not listed yet: remembered
+    assert not index.caught_up.is_set() and index.wanted.is_set()
+    index.refresh()
+    assert index.caught_up.is_set()
