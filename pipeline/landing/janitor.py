@@ -16,8 +16,8 @@ restore finds: the restored job's fresh source reads them all again) is not arch
 job's source has read it: with ``wait_for_source`` the janitor leaves those until the operator
 has seen a line of a manifest published later (``ManifestIndex.saw``; the one reader of an
 embedded job reads its splits in the order it found them). Archiving one earlier let the reader
-find its split's file gone: the task failed, and every restore from a checkpoint holding that
-split failed again (seen as a stuck job in 1 of 20 rollover runs). With parallelism above 1
+find its split's file gone: the task fails, and every restore from a checkpoint holding that
+split fails again (the likely cause of a stuck job in 1 of 20 rollover runs). With parallelism above 1
 other readers may still be behind; that case is not covered (docs/ingestion.md).
 
 The janitor reads manifests through the :class:`~pipeline.landing.index.ManifestIndex` (one
