@@ -34,7 +34,7 @@ class IngestEffects:
         self.zone = spec.zone()
         self.index = index if index is not None else ManifestIndex(self.zone)
         self.janitor = Janitor(self.zone, self.index, spec.janitor_settle_s, spec.janitor_checkpoint_dir,
-                               wait_for_source=True)
+                               wait_for_source=spec.flink.parallelism == 1)
         self.housekeeper = Housekeeper(self.zone, self.index, self.janitor, spec.flink.janitor_interval_ms / 1000,
                                        spec.flink.archive_retention_s, on_pass=self._after_pass)
         self._stats = redis.Redis.from_url(spec.redis_url, socket_timeout=10, socket_connect_timeout=5)

@@ -51,6 +51,7 @@ class AssetIngestor:
     def on_line(self, text: str, state: AssetState, key: str) -> StepOutput:
         """Handle one line for asset ``key`` (``""``: the line named no asset)."""
         out = StepOutput()
+        self.index.saw(text)
         try:
             entry = parse_manifest_line(text)
         except ManifestError as exc:
@@ -59,7 +60,6 @@ class AssetIngestor:
             return out
         if entry is None:  # blank or whitespace-only (a CRLF file's trailing empty lines): nothing announced
             return out
-        self.index.saw(text)
         if isinstance(entry, Probe):
             out.probe = entry.token
             return out

@@ -61,11 +61,10 @@ class ManifestIndex:
         self.synchronous = synchronous
         self.wanted = threading.Event()
         self.listings = 0
-        # manifests in the directory at the first listing (read by this job's source only later) and
-        # whether the operator has seen a line of a manifest published after them (see Janitor)
+        # manifests in the directory at the first listing, and which of their lines the operator has
+        # been delivered since (this job's source reads them again; see Janitor.wait_for_source)
         self.initial: frozenset[str] | None = None
-        self.caught_up = threading.Event()
-        self._unplaced: list[str] = []  # lines seen before the listing that shows their manifest
+        self._seen: set[str] = set()
         self._lock = threading.Lock()
         self._snap = _Snapshot()
 
@@ -80,6 +79,8 @@ class ManifestIndex:
             names = []
         if self.initial is None:
             self.initial = frozenset(names)
+        elif self.initial and self.initial.isdisjoint(names):  # all archived: nothing to remember any more
+            self.initial, self._seen = frozenset(), set()
         old = self._snap
         if set(names) == set(old.files):
             self.listings += 1
@@ -104,9 +105,6 @@ class ManifestIndex:
         with self._lock:
             self._snap = snap
             self.listings += 1
-        unplaced, self._unplaced = self._unplaced, []
-        for text in unplaced:
-            self.saw(text)
         return [n for n in names if n in files]
 
     def request_refresh(self) -> None:
@@ -118,16 +116,19 @@ class ManifestIndex:
 
     # ---- the reader side (the job's per-record path: memory only)
     def saw(self, text: str) -> None:
-        """The operator got this line from the source: once it is a line of a manifest published after
-        the first listing, the source has read every manifest that was there at start (one reader
-        reads its splits in the order they were found)."""
-        if not self.caught_up.is_set() and self.initial is not None:
+        """The operator was delivered this line (recorded while manifests present at start remain)."""
+        if self.initial:
             where = self.location(text)
-            if where is None:  # its manifest is newer than the last listing: decide after the next one
-                self._unplaced = [*self._unplaced[-99:], text]
-                self.request_refresh()
-            elif where.manifest not in self.initial:
-                self.caught_up.set()
+            if where is not None and where.manifest in self.initial:
+                self._seen.add(text)
+
+    def read_since_start(self, name: str) -> bool:
+        """Has every line of manifest ``name`` been delivered since the job started? Always true for a
+        manifest that appeared later (the source reads a file before it is done, see Janitor)."""
+        if not self.initial or name not in self.initial:
+            return True
+        lines = self.lines_of(name)
+        return lines is not None and all(line.text in self._seen for line in lines if line.text.strip())
 
     def present(self, key: OrderKey) -> bool:
         """Is that line in a manifest still in the directory (as of the last listing)?"""

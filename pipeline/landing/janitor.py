@@ -14,11 +14,11 @@ after the split's last line.
 A manifest that was already in the directory when the job started (a backlog, or everything a
 restore finds: the restored job's fresh source reads them all again) is not archived before the
 job's source has read it: with ``wait_for_source`` the janitor leaves those until the operator
-has seen a line of a manifest published later (``ManifestIndex.saw``; the one reader of an
-embedded job reads its splits in the order it found them). Archiving one earlier let the reader
+has been delivered every line of them (``ManifestIndex.saw``/``read_since_start``). It is on at
+parallelism 1 only: a subtask sees only its own assets' lines. Archiving one earlier let the reader
 find its split's file gone: the task fails, and every restore from a checkpoint holding that
-split fails again (the likely cause of a stuck job in 1 of 20 rollover runs). With parallelism above 1
-other readers may still be behind; that case is not covered (docs/ingestion.md).
+split fails again (the likely cause of a stuck job in 1 of 20 rollover runs). With parallelism
+above 1 that case is not covered (docs/ingestion.md).
 
 The janitor reads manifests through the :class:`~pipeline.landing.index.ManifestIndex` (one
 parser, each file parsed once); a line that does not parse blocks nothing (the job dead-letters
@@ -81,11 +81,9 @@ class Janitor:
         names = self.index.refresh() if names is None else names
         archived = 0
         progress = checkpoint_progress(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        initial = self.index.initial or frozenset()
-        hold_initial = self.wait_for_source and not self.index.caught_up.is_set()
         for name in names:
-            if hold_initial and name in initial:
-                continue  # this job's source may not have read it yet (a restore re-reads the directory)
+            if self.wait_for_source and not self.index.read_since_start(name):
+                continue  # this job's source has not read it yet (a restore re-reads the directory)
             done = self._done_since.get(name)
             if done is None:
                 if not self._is_done(name):
