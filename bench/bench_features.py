@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from linewatch.simulator import Factory, SimulatorConfig
-from pipeline.decoders import decode_manifest_file, decode_plc_file, decode_thermal_tiff, decode_wav, read_blob
+from pipeline.decoders import decode_plc_file, decode_thermal_tiff, decode_wav
+from pipeline.landing import LandingZone, ManifestEntry, read_manifest
 from pipeline.features.audio_features import audio_features, audio_stats, logmel
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
@@ -35,10 +36,11 @@ def load_inputs(landing: Path) -> dict[str, object]:
     plc_bytes = plc_path.read_bytes()
     samples = decode_plc_file(plc_bytes, plc_path.name, "csv").samples
     manifest = sorted((landing / "manifests").glob("*.jsonl"))[0]  # the simulator's own, all kinds
-    blobs = decode_manifest_file(manifest.read_bytes(), manifest.name, landing).blobs
-    tiff = read_blob(next(b for b in blobs if b.rel_path.startswith("thermal/")))
-    wav_blob = next(b for b in blobs if b.rel_path.startswith("audio/"))
-    wav = read_blob(wav_blob)
+    blobs = [line.parsed for line in read_manifest(manifest) or [] if isinstance(line.parsed, ManifestEntry)]
+    zone = LandingZone(landing)
+    tiff = zone.read(next(b for b in blobs if b.kind == "thermal"))
+    wav_blob = next(b for b in blobs if b.kind == "audio")
+    wav = zone.read(wav_blob)
     return {"registry": registry, "plc_bytes": plc_bytes, "samples": samples, "tiff": tiff, "wav": wav,
             "asset": registry[wav_blob.asset_id]}
 

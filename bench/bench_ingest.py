@@ -34,11 +34,12 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from linewatch.contract import StreamNames  # noqa: E402
-from linewatch.flink_settings import FlinkSettings  # noqa: E402
-from pipeline.ingest_config import IngestConfig  # noqa: E402
-from pipeline.landing import ManifestWriter, format_time_ms  # noqa: E402
-from pipeline.runner import IngestJob, JobSpec  # noqa: E402
+from linewatch.contract import StreamNames
+from linewatch.flink_settings import FlinkSettings
+from linewatch.settings import StreamSettings
+from pipeline.job_spec import JobSpec
+from pipeline.landing import ManifestWriter, format_time_ms
+from pipeline.runner import IngestJob
 
 ASSETS = [f"BEN-{i:02d}" for i in range(10)]
 CLK = os.sysconf("SC_CLK_TCK")
@@ -147,11 +148,9 @@ def flink_settings(flink: dict[str, str], **fixed: object) -> FlinkSettings:
 
 
 def start_job(landing: Path, prefix: str, work: Path, flink: dict[str, str]) -> IngestJob:
-    settings = flink_settings(flink)
-    config = IngestConfig(landing=str(landing), redis_url="redis://127.0.0.1:6379/0", prefix=prefix, shards=4,
-                          janitor_settle_s=0.0 if settings.checkpoint_interval_ms else 1.0,
-                          checkpoint_dir=str(work / "checkpoints"))
-    job = IngestJob(JobSpec(ingest=config, flink=settings, checkpoint_dir=work / "checkpoints"), work_dir=work / "run")
+    spec = JobSpec(landing=landing, redis_url="redis://127.0.0.1:6379/0", checkpoint_dir=work / "checkpoints",
+                   streams=StreamSettings(prefix=prefix, shards=4), flink=flink_settings(flink))
+    job = IngestJob(spec, work_dir=work / "run")
     t0 = time.monotonic()
     job.start()
     ready = job.wait_ready(120)

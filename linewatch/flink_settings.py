@@ -100,6 +100,11 @@ class FlinkSettings(BaseModel):
         "`parallelism`, not with BLAS threads: with the other core busy, audio features took 1.9x as long "
         "with 2 BLAS threads as with 1 (bench/bench_blas_threads.py, docs/benchmarks.md).",
     )
+    index_recheck_ms: int = Field(
+        default=100, ge=1,
+        description="A line held for a missing seq whose own manifest the job's index has not listed yet is looked "
+        "at again after this long (the index is refreshed on a background thread).",
+    )
     source_rollover_manifests: int = Field(
         default=50_000, ge=0,
         description="Embedded runner: after the janitor archived this many manifests, restart the job from "
@@ -152,3 +157,37 @@ class FlinkSettings(BaseModel):
             )
         conf.update(self.extra)
         return conf
+
+
+MIB = 1 << 20
+
+
+class ValidationSettings(BaseModel):
+    """What the ingestion job accepts (nested in ``Settings`` as ``validation``; env
+    ``LINEWATCH_VALIDATION__FUTURE_TOLERANCE_MS`` etc.). One event-time policy for every
+    modality: a record (frame, clip, PLC row, alarm line) stamped more than
+    ``future_tolerance_ms`` ahead of the job's clock is a ``future`` dead letter.
+
+    >>> ValidationSettings().max_blob_bytes["thermal"] // MIB
+    4
+    """
+
+    future_tolerance_ms: int = Field(
+        default=60_000, ge=0,
+        description="Event times further ahead of the job's wall clock than this are dead-lettered as 'future' "
+        "(frames, clips, each PLC row and alarm line); PLC windows never close ahead of the clock.",
+    )
+    frame_min_ck: int = Field(default=20_000, ge=0, le=65_535, description="Lowest plausible pixel (centikelvin).")
+    frame_max_ck: int = Field(default=50_000, ge=0, le=65_535, description="Highest plausible pixel (centikelvin).")
+    audio_max_clipping_frac: float = Field(
+        default=0.01, ge=0.0, le=1.0, description="Share of clipped samples a clip may have."
+    )
+    max_blob_bytes: dict[str, int] = Field(
+        default_factory=lambda: {"plc": 64 * MIB, "alarms": 16 * MIB, "thermal": 4 * MIB, "audio": 16 * MIB},
+        description="Largest blob per kind (the manifest's 'bytes'); a larger one is an 'out_of_range' dead "
+        "letter and is never read.",
+    )
+
+    def blob_cap(self, kind: str) -> int:
+        """Byte cap of a kind (the smallest cap for a kind not listed)."""
+        return self.max_blob_bytes.get(kind, min(self.max_blob_bytes.values(), default=16 * MIB))

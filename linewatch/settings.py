@@ -29,7 +29,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from linewatch.flink_settings import FlinkSettings
+from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
 
@@ -88,6 +88,7 @@ class Settings(BaseSettings):
     streams: StreamSettings = Field(default_factory=StreamSettings)
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
     flink: FlinkSettings = Field(default_factory=FlinkSettings)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)  # ingestion's checks (pipeline)
     # services (issue 9): linewatch serve inference|fusion|alerts
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)

@@ -31,26 +31,29 @@ from typing import Any, Protocol
 
 import numpy as np
 
-
 MAX_SKIPPED_RANGES = 32
 """Gaps remembered per sequence, so that a line of a skipped seq that turns up after all is
 still processed (late) instead of being taken for a replay."""
 
 
-@dataclass
-class KindOrder:
-    """Gateway order of one sequence (a modality) of one asset.
+MAX_EPOCHS = 8
+"""Gateway epochs remembered per sequence; the oldest finished one is forgotten beyond that
+(only when no manifest in the directory lists it any more: then no replay of it can come)."""
 
-    >>> o = KindOrder(next_seq=10)
+
+@dataclass
+class EpochOrder:
+    """Gateway order of one epoch of one sequence (a modality) of one asset.
+
+    >>> o = EpochOrder(next_seq=10)
     >>> o.skip(3, 6); o.was_skipped(4), o.was_skipped(6)
     (True, False)
     >>> o.unskip(4); o.skipped
     [[3, 4], [5, 6]]
     """
 
-    epoch: int = 0
     next_seq: int = 0
-    held: int = 0  # lines of this sequence held back (in the held-lines store)
+    held: int = 0  # lines of this epoch held back (in the held-lines store)
     started: bool = False
     skipped: list[list[int]] = field(default_factory=list)  # gaps given up on, [start, end)
 
@@ -70,6 +73,15 @@ class KindOrder:
             else:
                 out.append([a, b])
         self.skipped = out
+
+    def to_json(self) -> dict[str, object]:
+        return {"next": self.next_seq, "held": self.held, "started": self.started,
+                **({"skipped": self.skipped} if self.skipped else {})}
+
+    @classmethod
+    def from_json(cls, o: dict[str, Any]) -> EpochOrder:
+        return cls(next_seq=int(o["next"]), held=int(o.get("held", 0)), started=bool(o.get("started", True)),
+                   skipped=[[int(a), int(b)] for a, b in o.get("skipped", [])])
 
 
 class HeldLines(Protocol):
@@ -100,26 +112,28 @@ class MemoryHeldLines:
         return iter(list(self.lines))
 
 
-def held_key(sequence: str, seq: int) -> str:
-    """Key of a held line: ``"<sequence>:<seq>"``.
+def held_key(sequence: str, epoch: int, seq: int) -> str:
+    """Key of a held line: ``"<sequence>:<epoch>:<seq>"``.
 
-    >>> held_key("audio", 12)
-    'audio:12'
+    >>> held_key("audio", 7, 12)
+    'audio:7:12'
     """
-    return f"{sequence}:{seq}"
+    return f"{sequence}:{epoch}:{seq}"
 
 
 @dataclass
 class AssetState:
     """Per-asset state of the ingestion job; see the module docstring for how it is stored.
 
+    ``order[sequence][epoch]`` is the gateway order of each epoch a gateway has used.
+
     >>> s = AssetState()
-    >>> s.hold("thermal", 3, '{"seq":3}'); s.hold("thermal", 5, '{"seq":5}')
-    >>> (s.held_seqs("thermal"), s.has_pending, s.take("thermal", 3), s.held_seqs("thermal"))
+    >>> s.hold("thermal", 1, 3, '{"seq":3}'); s.hold("thermal", 1, 5, '{"seq":5}')
+    >>> (s.held_seqs("thermal", 1), s.has_pending, s.take("thermal", 1, 3), s.held_seqs("thermal", 1))
     ([3, 5], True, '{"seq":3}', [5])
     """
 
-    order: dict[str, KindOrder] = field(default_factory=dict)
+    order: dict[str, dict[int, EpochOrder]] = field(default_factory=dict)
     last_ms: dict[str, int] = field(default_factory=dict)  # newest accepted frame/clip per modality
     held_since_ms: int | None = None  # processing time since which lines are held without progress
     held_lines: HeldLines = field(default_factory=MemoryHeldLines)
@@ -131,6 +145,10 @@ class AssetState:
     _baseline_loaded: bool = False
     plc_touched: bool = False
     baseline_touched: bool = False
+    held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
+
+    def epochs(self, sequence: str) -> dict[int, EpochOrder]:
+        return self.order.setdefault(sequence, {})
 
     # ---- the PLC window buffer and thermal baseline, loaded on first use
     @property
@@ -175,42 +193,51 @@ class AssetState:
         self.plc_touched = self.baseline_touched = False
 
     # ---- held lines
-    def hold(self, sequence: str, seq: int, line: str) -> None:
-        self.held_lines.put(held_key(sequence, seq), line)
-        self.order.setdefault(sequence, KindOrder()).held += 1
+    def hold(self, sequence: str, epoch: int, seq: int, line: str, value: Any = None) -> None:
+        """Hold ``line`` (stored as text); ``value``, its parsed form, is kept in memory so that the
+        line is not parsed again when released (after a restore it is parsed from the text)."""
+        key = held_key(sequence, epoch, seq)
+        self.held_lines.put(key, line)
+        if value is not None:
+            self.held_values[key] = value
+        self.epochs(sequence).setdefault(epoch, EpochOrder()).held += 1
 
-    def peek(self, sequence: str, seq: int) -> str | None:
+    def take_value(self, sequence: str, epoch: int, seq: int) -> Any:
+        """The parsed form given to :meth:`hold` of a line :meth:`take` just released, if still in memory."""
+        return self.held_values.pop(held_key(sequence, epoch, seq), None)
+
+    def peek(self, sequence: str, epoch: int, seq: int) -> str | None:
         """The held line of that seq, if any (it stays held)."""
-        return self.held_lines.get(held_key(sequence, seq))
+        return self.held_lines.get(held_key(sequence, epoch, seq))
 
-    def take(self, sequence: str, seq: int) -> str | None:
+    def take(self, sequence: str, epoch: int, seq: int) -> str | None:
         """Remove and return a held line (None if that seq is not held)."""
-        key = held_key(sequence, seq)
+        key = held_key(sequence, epoch, seq)
         line = self.held_lines.get(key)
         if line is not None:
             self.held_lines.remove(key)
-            if sequence in self.order:
-                self.order[sequence].held -= 1
+            order = self.order.get(sequence, {}).get(epoch)
+            if order is not None:
+                order.held -= 1
         return line
 
-    def held_seqs(self, sequence: str) -> list[int]:
-        """Sorted seqs held for ``sequence`` (walks the store: only when the order needs it)."""
-        if sequence in self.order and self.order[sequence].held == 0:
+    def held_seqs(self, sequence: str, epoch: int) -> list[int]:
+        """Sorted seqs held for that sequence and epoch (walks the store: only when the order needs it)."""
+        order = self.order.get(sequence, {}).get(epoch)
+        if order is not None and order.held == 0:
             return []
-        prefix = sequence + ":"
+        prefix = f"{sequence}:{epoch}:"
         return sorted(int(k[len(prefix):]) for k in self.held_lines.keys() if k.startswith(prefix))
 
     @property
     def has_pending(self) -> bool:
-        return any(o.held for o in self.order.values())
+        return any(o.held for epochs in self.order.values() for o in epochs.values())
 
     # ---- the small part, written after every line
     def order_json(self) -> str:
         return json.dumps(
             {
-                "order": {k: {"epoch": o.epoch, "next": o.next_seq, "held": o.held, "started": o.started,
-                              **({"skipped": o.skipped} if o.skipped else {})}
-                          for k, o in self.order.items()},
+                "order": {k: {str(e): o.to_json() for e, o in epochs.items()} for k, epochs in self.order.items()},
                 "last_ms": self.last_ms,
                 "held_since_ms": self.held_since_ms,
             },
@@ -230,10 +257,17 @@ class AssetState:
             state.held_lines = held_lines
         if order_json:
             data = json.loads(order_json)
-            for kind, o in data.get("order", {}).items():
-                state.order[kind] = KindOrder(epoch=int(o["epoch"]), next_seq=int(o["next"]),
-                                              held=int(o.get("held", 0)), started=bool(o.get("started", True)),
-                                              skipped=[[int(a), int(b)] for a, b in o.get("skipped", [])])
+            for kind, epochs in data.get("order", {}).items():
+                if "next" in epochs:  # state written before epochs were kept apart (one epoch per sequence)
+                    epoch = int(epochs["epoch"])
+                    state.order[kind] = {epoch: EpochOrder.from_json(epochs)}
+                    for key in [k for k in state.held_lines.keys() if k.count(":") == 1 and k.startswith(kind + ":")]:
+                        line = state.held_lines.get(key)
+                        state.held_lines.remove(key)
+                        if line is not None:
+                            state.held_lines.put(held_key(kind, epoch, int(key.split(":")[1])), line)
+                else:
+                    state.order[kind] = {int(e): EpochOrder.from_json(o) for e, o in epochs.items()}
             state.last_ms = {k: int(v) for k, v in data.get("last_ms", {}).items()}
             state.held_since_ms = data.get("held_since_ms")
         return state
@@ -247,7 +281,7 @@ class AssetState:
 
 def baseline_to_bytes(baseline: Any) -> bytes:
     """``ThermalBaseline`` -> header (n_frames, min_frames, h, w, alpha) + float32 mean."""
-    mean = baseline._mean  # noqa: SLF001 - the class offers no public snapshot yet
+    mean = baseline._mean  # the class offers no public snapshot yet
     h, w = (0, 0) if mean is None else mean.shape
     header = np.array([baseline.n_frames, baseline.min_frames, h, w], dtype=np.int64).tobytes()
     alpha = np.array([baseline.alpha], dtype=np.float64).tobytes()
@@ -263,5 +297,5 @@ def baseline_from_bytes(raw: bytes) -> Any:
     baseline = ThermalBaseline(alpha=alpha, min_frames=min_frames)
     baseline.n_frames = n_frames
     if h and w:
-        baseline._mean = np.frombuffer(raw[40:], dtype="<f4").reshape(h, w).copy()  # noqa: SLF001
+        baseline._mean = np.frombuffer(raw[40:], dtype="<f4").reshape(h, w).copy()
     return baseline

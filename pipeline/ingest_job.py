@@ -12,7 +12,6 @@ job (its last checkpoint is retained, so the next start resumes from it) and exi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import site
@@ -20,6 +19,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.job_spec import JobSpec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,12 +35,12 @@ def python_path() -> str:
     return os.pathsep.join(dict.fromkeys(parts))
 
 
-def make_environment(spec: dict, cluster: bool):  # type: ignore[no-untyped-def]
+def make_environment(spec: JobSpec, cluster: bool) -> Any:
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
 
     conf = Configuration()
-    for key, value in spec["flink_conf"].items():
+    for key, value in spec.flink_conf().items():
         conf.set_string(key, str(value))
     # cluster: the TaskManagers import pipeline/linewatch through their PYTHONPATH
     # (pipeline.cluster sets it on this machine; on remote workers install the package there)
@@ -49,17 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", required=True, type=Path, help="job spec JSON written by pipeline.runner")
     parser.add_argument("--cluster", action="store_true", help="submitted with `flink run`: submit and return")
     args = parser.parse_args(argv)
-    spec = json.loads(args.spec.read_text())
     if not args.cluster:
         os.environ["PYTHONPATH"] = python_path()  # before the JVM starts: thread mode imports pemja
     sys.path.insert(0, str(PROJECT_ROOT))
-    from pipeline.ingest_config import IngestConfig
     from pipeline.job import build_job
+    from pipeline.job_spec import JobSpec
 
-    config = IngestConfig.from_json(json.dumps(spec["ingest"]))
+    spec = JobSpec.model_validate_json(args.spec.read_text())
     env = make_environment(spec, args.cluster)
-    build_job(env, config, int(spec["scan_interval_ms"]), int(spec.get("source_generation", 0)))
-    client = env.execute_async(spec.get("job_name", "linewatch-ingest"))
+    build_job(env, spec)
+    client = env.execute_async(spec.job_name)
     job_id = str(client.get_job_id())
     print(f"JOB_ID {job_id}", flush=True)
     if args.cluster:
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if status == "FAILED" else 0
     try:
         client.cancel().result()
-    except Exception as exc:  # noqa: BLE001 - already gone
+    except Exception as exc:  # already gone
         print(f"cancel: {exc}", file=sys.stderr, flush=True)
     print("JOB_STATUS CANCELED", flush=True)
     time.sleep(0)  # let the gateway flush its output

@@ -7,21 +7,21 @@
          XADD idempotently to Redis, archive the blob.
 
 The work itself is plain Python and testable without a JVM: ``pipeline.ordering`` (gateway
-order), ``pipeline.ingestor`` (decode, validate, features), ``pipeline.effects`` (Redis,
-archive, janitor, metrics), ``pipeline.asset_state`` (what is kept per asset). PyFlink is
+order), ``pipeline.ingestor`` (parse once, dispatch to ``pipeline.handlers``), ``pipeline.effects``
+(Redis, archive; housekeeping thread), ``pipeline.asset_state`` (what is kept per asset). PyFlink is
 only imported by :func:`build_job` and the function class (whose import needs no JVM either).
 """
 
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 from typing import Any
 
 from pipeline.asset_state import AssetState
 from pipeline.effects import IngestEffects
-from pipeline.ingest_config import IngestConfig
 from pipeline.ingestor import AssetIngestor
+from pipeline.job_spec import JobSpec
+from pipeline.step import StepOutput
 
 __all__ = ["FlinkHeldLines", "IngestFunction", "build_job", "source_uid"]
 
@@ -29,7 +29,7 @@ __all__ = ["FlinkHeldLines", "IngestFunction", "build_job", "source_uid"]
 try:  # importing pyflink needs no JVM; keep the module importable without it installed too
     from pyflink.datastream.functions import KeyedProcessFunction as _KeyedProcessFunction
 except ImportError:  # pragma: no cover
-    _KeyedProcessFunction = object  # type: ignore[assignment,misc]
+    _KeyedProcessFunction = object
 
 
 def subtask_index(runtime_context: Any) -> int:
@@ -49,7 +49,8 @@ class FlinkHeldLines:
         self.map_state = map_state
 
     def get(self, key: str) -> str | None:
-        return self.map_state.get(key)
+        value: str | None = self.map_state.get(key)
+        return value
 
     def put(self, key: str, line: str) -> None:
         self.map_state.put(key, line)
@@ -61,30 +62,32 @@ class FlinkHeldLines:
         return list(self.map_state.keys())
 
 
-class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
+class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
     """Keyed by asset: state -> :class:`~pipeline.ingestor.AssetIngestor` -> :class:`~pipeline.effects.IngestEffects`.
 
     State layout: ``pipeline.asset_state``. Decoded states are cached per asset inside this
     function instance (Flink state is only ever changed through it, and a failover builds a new
     instance, whose ``open`` starts with an empty cache), so a line costs the decode of nothing
     and the encode of what it touched: the small order record always, the PLC buffer for PLC and
-    alarm files, the thermal baseline for frames.
+    alarm files, the thermal baseline for frames. File-system housekeeping (manifest index,
+    janitor, archive pruning) runs on a thread started in ``open``, never here.
     """
 
-    def __init__(self, config_json: str) -> None:
-        self.config_json = config_json
+    def __init__(self, spec_json: str) -> None:
+        self.spec_json = spec_json
 
     def open(self, runtime_context: Any) -> None:
         from pyflink.common.typeinfo import Types
         from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
-        config = IngestConfig.from_json(self.config_json)
-        self.reorder_timeout_ms = config.reorder_timeout_ms
-        self.janitor_interval_ms = config.janitor_interval_ms
-        self._housekeeping_at: int | None = None  # processing time of the pending housekeeping timer
-        self.core = AssetIngestor(config)
-        subtask = subtask_index(runtime_context)
-        self.effects = IngestEffects(config, subtask)
+        from pipeline.landing.index import ManifestIndex
+
+        spec = JobSpec.model_validate_json(self.spec_json)
+        self.flink = spec.flink
+        index = ManifestIndex(spec.zone(), synchronous=False)
+        self.core = AssetIngestor(spec, index)
+        self.effects = IngestEffects(spec, subtask_index(runtime_context), index)
+        self.effects.start()
         self.order_state = runtime_context.get_state(ValueStateDescriptor("asset-order", Types.STRING()))
         self.held_state = runtime_context.get_map_state(
             MapStateDescriptor("held-lines", Types.STRING(), Types.STRING()))
@@ -92,6 +95,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
         # base64 text: byte[] state does not survive thread mode's converters (Object[] vs byte[])
         self.baseline_state = runtime_context.get_state(ValueStateDescriptor("thermal-baseline", Types.STRING()))
         self._cache: dict[str, AssetState] = {}
+        self._timer_at: dict[str, int] = {}  # the earliest pending reorder timer per asset
 
     def _baseline_raw(self) -> bytes | None:
         value = self.baseline_state.value()
@@ -118,48 +122,37 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc,valid-type]
         key = ctx.get_current_key() or ""
         state = self._load(key)
         out = self.core.on_line(value, state, key)
-        now = ctx.timer_service().current_processing_time()
         self.effects.commit(out)
-        self._track_wait(state, out.progressed, now, ctx)
+        self._schedule(key, state, out, ctx.timer_service().current_processing_time(), ctx)
         self._save(state)
-        if self._housekeeping_at is None:  # archive manifests and publish metrics even when input stops
-            self._housekeeping_at = now + self.janitor_interval_ms
-            ctx.timer_service().register_processing_time_timer(self._housekeeping_at)
         yield from ()
 
-    def _track_wait(self, state: AssetState, progressed: bool, now: int, ctx: Any) -> None:
-        """``held_since_ms``: since when lines are held *without progress*. One reorder timer per
-        wait: registered when holding starts; progress only moves ``held_since_ms`` (the timer,
-        when it fires early, re-arms itself for the new deadline)."""
+    def _schedule(self, key: str, state: AssetState, out: StepOutput, now: int, ctx: Any) -> None:
+        """``held_since_ms``: since when lines are held *without progress*; one timer per asset at
+        the earliest of: a quick look when the index has not listed a held line yet
+        (``index_recheck_ms``), else the next reorder check (``reorder_timeout_ms`` after progress)."""
         if not state.has_pending:
             state.held_since_ms = None
-        elif state.held_since_ms is None:
+            return
+        if state.held_since_ms is None or out.progressed:
             state.held_since_ms = now
-            ctx.timer_service().register_processing_time_timer(now + self.reorder_timeout_ms)
-        elif progressed:
-            state.held_since_ms = now
+        due = now + self.flink.index_recheck_ms if out.recheck else max(
+            now + 1, state.held_since_ms + self.flink.reorder_timeout_ms)
+        armed = self._timer_at.get(key)
+        if armed is None or armed <= now or due < armed:
+            ctx.timer_service().register_processing_time_timer(due)
+            self._timer_at[key] = due
 
     def on_timer(self, timestamp: int, ctx: Any):  # type: ignore[no-untyped-def]
         key = ctx.get_current_key() or ""
+        if self._timer_at.get(key) == timestamp:
+            del self._timer_at[key]
         state = self._load(key)
         if state.has_pending and state.held_since_ms is not None:
-            due = state.held_since_ms + self.reorder_timeout_ms
-            if timestamp < due:  # progress since the timer was set: wait on
-                ctx.timer_service().register_processing_time_timer(due)
-            else:
-                out = self.core.on_timeout(state, key, timestamp - state.held_since_ms)
-                self.effects.commit(out)
-                if out.progressed or not state.has_pending:
-                    state.held_since_ms = None
-                    self._track_wait(state, True, timestamp, ctx)
-                else:  # still waiting for a listed seq: look again later
-                    ctx.timer_service().register_processing_time_timer(timestamp + self.reorder_timeout_ms)
-                self._save(state)
-        if self._housekeeping_at is None or timestamp >= self._housekeeping_at:  # None: restored timers, none armed yet
-            self._housekeeping_at = None
-            if self.effects.housekeeping(force=True) != 0:
-                self._housekeeping_at = timestamp + self.janitor_interval_ms
-                ctx.timer_service().register_processing_time_timer(self._housekeeping_at)
+            out = self.core.on_timeout(state, key, timestamp - state.held_since_ms)
+            self.effects.commit(out)
+            self._schedule(key, state, out, timestamp, ctx)
+            self._save(state)
         yield from ()
 
     def close(self) -> None:
@@ -182,25 +175,25 @@ def source_uid(generation: int) -> str:
     return "manifest-source" if generation == 0 else f"manifest-source-g{generation}"
 
 
-def build_job(env: Any, config: IngestConfig, scan_interval_ms: int, source_generation: int = 0) -> None:
+def build_job(env: Any, spec: JobSpec) -> None:
     """Add the ingestion pipeline to a PyFlink ``StreamExecutionEnvironment``."""
     from pyflink.common import Duration, WatermarkStrategy
     from pyflink.common.typeinfo import Types
     from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
 
-    from pipeline.landing import manifest_asset
+    from pipeline.landing.contract import manifest_asset
 
-    manifests = Path(config.landing) / config.manifest_dir
+    manifests = spec.zone().manifests
     manifests.mkdir(parents=True, exist_ok=True)
     source = (
         FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(manifests))
-        .monitor_continuously(Duration.of_millis(scan_interval_ms))
+        .monitor_continuously(Duration.of_millis(spec.flink.scan_interval_ms))
         .build()
     )
-    lines = env.from_source(source, WatermarkStrategy.no_watermarks(), "manifests").uid(source_uid(source_generation))
+    lines = env.from_source(source, WatermarkStrategy.no_watermarks(), "manifests").uid(source_uid(spec.source_generation))
     (
         lines.key_by(manifest_asset, key_type=Types.STRING())
-        .process(IngestFunction(config.to_json()), output_type=Types.STRING())
+        .process(IngestFunction(spec.to_json()), output_type=Types.STRING())
         .uid("ingest")
         .name("ingest: decode, features, XADD")
     )

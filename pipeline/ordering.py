@@ -1,285 +1,216 @@
-"""Gateway order: release an asset's manifest lines in ``seq`` order (docs/ingestion.md, "Order").
+"""Gateway order: release an asset's manifest lines in ``(epoch, seq)`` order (docs/ingestion.md, "Order").
 
 The FileSource hands out the files found in one scan in directory order, i.e. in no particular
-order; after a restart or any backlog an asset's seq N+1 regularly arrives before seq N. Per
-asset and sequence (a modality; alarm logs share the PLC sequence) lines are held back until
-the missing seq arrives. Whether to wait is decided by looking, not by guessing with a timeout:
-:class:`ManifestIndex` knows which lines the manifests still in the directory hold; a missing
-seq that none of them holds can never arrive (gateways publish in order), so that gap is
-skipped. A processing-time timer (``reorder_timeout_ms``) looks again while lines wait; only a
-seq that stays listed without ever being delivered is given up, after ``reorder_give_up_ms``.
+order; after a restart or any backlog an asset's seq N+1 regularly arrives before seq N, and an
+old gateway epoch's manifests may be read after the new epoch's first line. Per asset, sequence
+(a modality; alarm logs share the PLC sequence) and epoch, lines are held back until the missing
+seq arrives, and an epoch's lines wait while an older epoch still has lines on their way.
+Whether to wait is decided by looking, not by guessing with a timeout:
+:class:`~pipeline.landing.index.ManifestIndex` knows which lines the manifests still in the
+directory announce. A missing seq that no manifest lists, in a listing that already shows a
+later line, can never arrive (gateways publish in order), so that gap is skipped. A line the
+source never delivers (a reused manifest name, which Flink skips) is read from the directory
+after ``reorder_give_up_ms``.
+
+Nothing is dropped silently: a line whose ``(epoch, seq)`` was handled before is a replay only if
+its blob has left the landing zone (the job archives every blob it handles before its state
+records the line); a line naming a blob still there is a new blob under a reused seq and is
+processed (``reused_seq``). A line of a seq given up on that turns up after all is processed
+late (``late_after_gap``). Every line ends as entries or a dead letter, and its blob in the archive.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from dataclasses import dataclass, field
 
-from pipeline.asset_state import AssetState, KindOrder
-from pipeline.landing import MODALITY_OF_KIND, LandingZone, kind_of_path
-
-
-@dataclass(frozen=True)
-class OrderFields:
-    """The contract's ordering fields of a manifest line (all optional)."""
-
-    kind: str | None
-    seq: int | None
-    epoch: int
-    end_ms: int | None
-    asset_id: str | None = None
-
-
-def order_fields(line: str) -> OrderFields:
-    """``kind``/``seq``/``epoch``/``end``/``asset_id`` of a manifest line; missing or malformed ones are None.
-
-    >>> order_fields('{"path":"plc/p.csv","seq":4,"epoch":9,"end":"2026-11-29T14:00:01.000Z"}')
-    OrderFields(kind='plc', seq=4, epoch=9, end_ms=1795960801000, asset_id=None)
-    >>> order_fields('garbage')
-    OrderFields(kind=None, seq=None, epoch=0, end_ms=None, asset_id=None)
-    """
-    from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
-
-    try:
-        data = json.loads(line)
-    except (json.JSONDecodeError, ValueError):
-        return OrderFields(None, None, 0, None)
-    if not isinstance(data, dict):
-        return OrderFields(None, None, 0, None)
-    path = data.get("path")
-    kind = data.get("kind") if isinstance(data.get("kind"), str) else (kind_of_path(path) if isinstance(path, str) else None)
-    seq = data.get("seq") if isinstance(data.get("seq"), int) and data.get("seq") >= 0 else None
-    epoch = data.get("epoch") if isinstance(data.get("epoch"), int) else 0
-    end_ms = None
-    if isinstance(data.get("end"), str):
-        try:
-            end_ms = parse_timestamp_ms(data["end"])
-        except TimestampError:
-            end_ms = None
-    asset = data.get("asset_id") if isinstance(data.get("asset_id"), str) else None
-    return OrderFields(kind, seq, epoch, end_ms, asset)
-
-
-class ManifestIndex:
-    """Which (asset, sequence, epoch, seq) lines the manifests still in the directory hold.
-
-    The FileSource hands out the files of one scan in no particular order (directory order),
-    so after a restart or any backlog an asset's seq N+1 can arrive long before seq N. The
-    index tells whether a missing seq is still on its way (wait) or lost (skip the gap), and
-    where an asset's sequence starts. Manifests are immutable once visible, so each file is
-    parsed once; entries of files that left the directory are dropped on refresh.
-    """
-
-    def __init__(self, zone: LandingZone, min_refresh_s: float = 0.05) -> None:
-        self.zone = zone
-        self.min_refresh_s = min_refresh_s
-        self._files: dict[str, list[tuple[str, str, int, int]]] = {}
-        self._keys: dict[tuple[str, str, int, int], str] = {}
-        self._refreshed = -1e18
-        self._dir_mtime_ns = -1
-        self._listed_wall = 0.0
-        self._lowest: dict[tuple[str, str, int], int] | None = None  # per (asset, sequence, epoch)
-
-    def refresh(self, force: bool = False) -> None:
-        """Re-list the directory if it changed (a rename in or out updates its mtime)."""
-        now = time.monotonic()
-        if not force and now - self._refreshed < self.min_refresh_s:
-            return
-        try:
-            mtime_ns = os.stat(self.zone.manifests).st_mtime_ns
-        except FileNotFoundError:
-            mtime_ns = -2
-        # unchanged since a listing made well after that mtime (timestamps are coarse: a rename
-        # in the same clock tick as the last listing would not change it): nothing new to parse
-        if mtime_ns == self._dir_mtime_ns and self._listed_wall - mtime_ns / 1e9 > 0.05 and now - self._refreshed < 1.0:
-            return
-        self._dir_mtime_ns = mtime_ns
-        self._listed_wall = time.time()
-        self._refreshed = now
-        try:
-            names = {n for n in os.listdir(self.zone.manifests) if not n.startswith((".", "_"))}
-        except FileNotFoundError:
-            names = set()
-        if names.symmetric_difference(self._files):
-            self._lowest = None
-        for gone in set(self._files) - names:
-            for k in self._files.pop(gone):
-                if self._keys.get(k) == gone:
-                    del self._keys[k]
-        for name in names - set(self._files):
-            keys: list[tuple[str, str, int, int]] = []
-            try:
-                text = (self.zone.manifests / name).read_text(errors="replace")
-            except OSError:
-                continue
-            for line in text.splitlines():
-                f = order_fields(line)
-                if f.seq is None or f.kind is None or f.asset_id is None:
-                    continue
-                k = (f.asset_id, MODALITY_OF_KIND.get(f.kind, f.kind), f.epoch, f.seq)
-                keys.append(k)
-                self._keys[k] = name
-            self._files[name] = keys
-
-    def present(self, asset: str, sequence: str, epoch: int, seq: int) -> bool:
-        """Is that line in a manifest still in the directory? (re-lists the directory on a miss:
-        the manifest holding it may have been renamed in after the last listing)"""
-        k = (asset, sequence, epoch, seq)
-        if k not in self._keys:
-            self.refresh(force=True)
-        return k in self._keys
-
-    def lowest(self, asset: str, sequence: str, epoch: int) -> int | None:
-        """Lowest seq of that asset's sequence listed in the directory (None: none listed)."""
-        self.refresh(force=True)
-        if self._lowest is None:
-            lowest: dict[tuple[str, str, int], int] = {}
-            for a, q, e, n in self._keys:
-                if lowest.get((a, q, e), n + 1) > n:
-                    lowest[(a, q, e)] = n
-            self._lowest = lowest
-        return self._lowest.get((asset, sequence, epoch))
+from pipeline.asset_state import MAX_EPOCHS, AssetState, EpochOrder
+from pipeline.landing.contract import ManifestEntry, parse_manifest_line
+from pipeline.landing.index import ManifestIndex
+from pipeline.landing.zone import LandingZone
 
 
 @dataclass
 class Admission:
     """What offering one line to :class:`GatewayOrder` (or a timer) decided."""
 
-    ready: list[str] = field(default_factory=list)  # lines to process now, in this order
-    already_handled: bool = False  # a replay or resend of a seq that was processed before
-    listed_twice: bool = False  # the same seq is held already: a gateway bug (dead letter)
-    late_after_gap: bool = False  # a seq given up on turned up after all: processed late
-    seq_gaps: int = 0  # seqs given up on
-    abandoned: list[tuple[str, int, int, int]] = field(default_factory=list)  # (sequence, epoch, start, end)
+    ready: list[ManifestEntry] = field(default_factory=list)  # lines to process now, in this order
+    already_handled: int = 0  # replays: the seq was handled and its blob archived
+    reused_seq: int = 0  # a handled or held seq announced again with a blob still in the landing zone
+    late_after_gap: int = 0  # a seq given up on turned up after all: processed late
+    seq_gaps: int = 0  # seqs given up on (no manifest lists them)
+    from_index: int = 0  # lines read from the directory because the source never delivered them
     held: bool = False  # some lines of this asset stay held after this step
+    recheck: bool = False  # the index has not listed what a decision needs yet: look again soon
+
+
+def _entry(text: str) -> ManifestEntry:
+    parsed = parse_manifest_line(text)
+    assert isinstance(parsed, ManifestEntry), "only blob lines are held"
+    return parsed
 
 
 class GatewayOrder:
-    """Per asset and sequence: which held lines may be processed now.
-
-    A missing seq is waited for as long as a manifest in the directory lists it (it is on its
-    way, however long the source takes to reach it: a backlog of thousands of files takes
-    minutes); a missing seq no manifest lists is skipped at once. A line of a skipped seq that
-    turns up after all is processed late (frames and clips older than the last accepted one
-    become ``late`` dead letters) instead of being dropped as a replay. Only a seq that stays
-    listed without ever being delivered (``give_up_ms``; a reused manifest name, which Flink
-    skips) is abandoned, with a dead letter.
+    """Per asset, sequence and epoch: which held lines may be processed now (module docstring).
 
     >>> import tempfile
     >>> from pathlib import Path
+    >>> from pipeline.landing.gateway import ManifestWriter
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     order = GatewayOrder(ManifestIndex(LandingZone(Path(d))))
-    ...     state = AssetState()
-    ...     line = lambda n: '{"asset_id":"A","path":"audio/a%d.wav","seq":%d,"epoch":1}' % (n, n)
-    ...     first = order.offer(line(0), order_fields(line(0)), state, "A").ready    # seq 0 starts the asset
-    ...     held = order.offer(line(2), order_fields(line(2)), state, "A")           # 1 missing, not listed: gap
-    ...     late = order.offer(line(1), order_fields(line(1)), state, "A")           # ... and there it is after all
+    ...     zone, writer = LandingZone(Path(d)), ManifestWriter(Path(d), epoch=1)
+    ...     lines = [writer.write_blob(f"audio/clips/A/{n}.wav", b"x", "A", 1000 + n) for n in range(3)]
+    ...     _ = writer.publish([lines[0]]), writer.publish([lines[2]])  # seq 1 was never announced
+    ...     order, state = GatewayOrder(ManifestIndex(zone), zone), AssetState()
+    ...     first = order.offer(lines[0], state, "A").ready    # seq 0 starts the asset
+    ...     held = order.offer(lines[2], state, "A")           # 1 missing and not listed: a gap
+    ...     late = order.offer(lines[1], state, "A")           # ... and there it is after all
     ...     (len(first), len(held.ready), held.seq_gaps, late.late_after_gap, len(late.ready))
-    (1, 1, 1, True, 1)
+    (1, 1, 1, 1, 1)
     """
 
-    def __init__(self, index: ManifestIndex) -> None:
+    def __init__(self, index: ManifestIndex, zone: LandingZone) -> None:
         self.index = index
+        self.zone = zone
 
-    def offer(self, line: str, fields: OrderFields, state: AssetState, key: str) -> Admission:
-        """Offer a line that has ``kind`` and ``seq`` (lines without them bypass the order)."""
-        assert fields.kind is not None and fields.seq is not None
+    def offer(self, entry: ManifestEntry, state: AssetState, key: str) -> Admission:
+        """Offer a line that has a ``seq`` (lines without one bypass the order)."""
+        assert entry.seq is not None
         adm = Admission()
-        sequence = MODALITY_OF_KIND.get(fields.kind, fields.kind)  # alarm logs share the PLC sequence
-        order = state.order.get(sequence)
+        sequence, epoch, seq = entry.sequence, entry.epoch, entry.seq
+        epochs = state.epochs(sequence)
+        order = epochs.get(epoch)
         if order is None:
-            order = state.order[sequence] = KindOrder(epoch=fields.epoch)
-        if fields.epoch > order.epoch:  # a new gateway epoch: what the old one left is released as is
-            self._release(order, state, sequence, adm)
-            order.epoch, order.next_seq, order.started, order.skipped = fields.epoch, 0, True, []
-        elif fields.epoch < order.epoch or (order.started and fields.seq < order.next_seq):
-            if fields.epoch == order.epoch and order.was_skipped(fields.seq):
-                order.unskip(fields.seq)
-                adm.late_after_gap = True
-                adm.ready.append(line)
+            order = epochs[epoch] = EpochOrder()
+            self._forget_old_epochs(epochs, key, sequence)
+        if order.started and seq < order.next_seq:
+            if order.was_skipped(seq):
+                order.unskip(seq)
+                adm.late_after_gap += 1
+                adm.ready.append(entry)
             else:
-                # a replay after a restore (at-least-once source) or a gateway resend: its entries
-                # are in Redis already (the high-water marks would drop them anyway)
-                adm.already_handled = True
-            adm.held = state.has_pending
-            return adm
-        elif (held := state.peek(sequence, fields.seq)) is not None:
-            # the same line again is a replay (a restored job's fresh source re-reads the directory);
-            # another line with the same seq is a gateway bug
-            if held == line:
-                adm.already_handled = True
+                self._seen_before(entry, adm)
+        elif (held := state.peek(sequence, epoch, seq)) is not None:
+            if held == entry.text:
+                adm.already_handled += 1  # the same line again: a restored job's fresh source re-reads
             else:
-                adm.listed_twice = True
-            adm.held = True
-            return adm
-        state.hold(sequence, fields.seq, line)
+                self._seen_before(entry, adm)
+        else:
+            state.hold(sequence, epoch, seq, entry.text, entry)
+            self._drain_sequence(state, key, sequence, adm, trust_index=False)
+        adm.held = state.has_pending
+        return adm
+
+    def recheck(self, state: AssetState, key: str, trust_index: bool = False) -> Admission:
+        """Look again (the reorder timer, or the index was refreshed). ``trust_index``: after
+        ``reorder_timeout_ms`` without progress, act on the index even if it does not list the
+        held lines themselves (their manifest left the directory, say an operator removed it)."""
+        adm = Admission()
+        self.index.request_refresh()  # a listing it remembers may be gone by now
+        for sequence in list(state.order):
+            self._drain_sequence(state, key, sequence, adm, trust_index)
+        adm.held = state.has_pending
+        return adm
+
+    def give_up(self, state: AssetState, key: str) -> Admission:
+        """The source has not delivered a listed line for ``reorder_give_up_ms``: read what the
+        directory lists from the index, skip what it does not, release everything held."""
+        adm = Admission()
+        for sequence, epochs in state.order.items():
+            listed = self.index.epochs(key, sequence)
+            for epoch in sorted(set(epochs) | set(listed)):
+                order = epochs.setdefault(epoch, EpochOrder())
+                held = state.held_seqs(sequence, epoch)
+                high = max([*held, listed.get(epoch, (0, -1))[1]], default=-1)
+                if not order.started:
+                    low = listed.get(epoch, (high, high))[0]
+                    order.next_seq, order.started = min([low, *held]), True
+                for seq in range(order.next_seq, high + 1):
+                    text = state.take(sequence, epoch, seq)
+                    if text is None and (text := self.index.line((key, sequence, epoch, seq))) is not None:
+                        adm.from_index += 1
+                    if text is None:
+                        adm.seq_gaps += 1
+                        order.skip(seq, seq + 1)
+                    else:
+                        adm.ready.append(state.take_value(sequence, epoch, seq) or _entry(text))
+                order.next_seq = max(order.next_seq, high + 1)
+                order.held = 0
+        adm.held = state.has_pending
+        return adm
+
+    # ---- internals
+    def _seen_before(self, entry: ManifestEntry, adm: Admission) -> None:
+        """A seq that was handled (or is held) is announced again by another line, or again after
+        its line was processed: a replay if the blob has left the landing zone, else a new blob."""
+        if self.zone.pending(entry):
+            adm.reused_seq += 1
+            adm.ready.append(entry)
+        else:
+            adm.already_handled += 1
+
+    def _fresh(self, key: str, sequence: str, epoch: int, seq: int) -> bool:
+        """Does the index's listing already show the manifest of held line ``seq``? Then it shows
+        every manifest published before it, and "not listed" means "never coming"."""
+        k = (key, sequence, epoch, seq)
+        if self.index.present(k):
+            return True
+        self.index.request_refresh()  # synchronous index: refreshed now; the job's: soon
+        return self.index.present(k)
+
+    def _drain_sequence(self, state: AssetState, key: str, sequence: str, adm: Admission, trust_index: bool) -> None:
+        """Release held lines epoch by epoch (oldest first); an epoch with lines still on their
+        way (listed at or above its next seq) holds back every later epoch."""
+        epochs = state.order.get(sequence, {})
+        listed = self.index.epochs(key, sequence)
+        for epoch in sorted(set(epochs) | set(listed)):
+            order = epochs.get(epoch)
+            if order is not None and order.held and not self._drain_epoch(state, key, sequence, epoch, order, adm,
+                                                                         trust_index):
+                return
+            span = listed.get(epoch)
+            if span is not None and (order is None or not order.started or span[1] >= order.next_seq):
+                return  # lines of this epoch are on their way: later epochs wait
+
+    def _drain_epoch(self, state: AssetState, key: str, sequence: str, epoch: int, order: EpochOrder,
+                     adm: Admission, trust_index: bool) -> bool:
+        """Release this epoch's held lines in seq order; True when none is left held."""
         if not order.started:
-            # first lines of this sequence since the job's state began: start at the lowest seq still
-            # waiting in the manifest directory (0 on a fresh gateway, later after a state loss).
-            # Every line held so far is above that lowest seq (else it would have started), so the
-            # one that starts it is this line.
-            lowest = self.index.lowest(key, sequence, order.epoch)
-            if lowest is None:
-                order.started, order.next_seq = True, min(state.held_seqs(sequence))
-            elif fields.seq <= lowest:
-                order.started, order.next_seq = True, fields.seq
-        if order.started:
-            self._drain(order, state, key, sequence, adm)
-        adm.held = state.has_pending
-        return adm
-
-    def _drain(self, order: KindOrder, state: AssetState, key: str, sequence: str, adm: Admission) -> None:
-        """Release held lines in seq order; skip a gap only when the missing seq is in no manifest
-        of the directory (gateways publish in seq order, so it can never arrive: it was lost)."""
+            seqs = state.held_seqs(sequence, epoch)
+            if not seqs:
+                order.held = 0
+                return True
+            if not self._fresh(key, sequence, epoch, seqs[0]) and not trust_index:
+                adm.recheck = True
+                return False
+            # first lines of this epoch since the state began: start at the lowest seq still listed
+            # (0 on a fresh gateway, later after a state loss)
+            lowest = self.index.lowest(key, sequence, epoch)
+            order.started, order.next_seq = True, seqs[0] if lowest is None else min(lowest, seqs[0])
         while order.held:
-            line = state.take(sequence, order.next_seq)
-            if line is not None:
-                adm.ready.append(line)
+            text = state.take(sequence, epoch, order.next_seq)
+            if text is not None:
+                adm.ready.append(state.take_value(sequence, epoch, order.next_seq) or _entry(text))
                 order.next_seq += 1
-            elif self.index.present(key, sequence, order.epoch, order.next_seq):
-                return  # it is on its way (read later by the source): wait for it
-            else:
-                seqs = state.held_seqs(sequence)
-                if not seqs:  # the count disagrees with the store: trust the store
-                    order.held = 0
-                    return
-                adm.seq_gaps += seqs[0] - order.next_seq
-                order.skip(order.next_seq, seqs[0])
-                order.next_seq = seqs[0]
+                continue
+            if self.index.present((key, sequence, epoch, order.next_seq)):
+                return False  # listed: on its way (read later by the source)
+            seqs = state.held_seqs(sequence, epoch)
+            if not seqs:  # the count disagrees with the store: trust the store
+                order.held = 0
+                return True
+            if not self._fresh(key, sequence, epoch, seqs[0]) and not trust_index:
+                adm.recheck = True
+                return False
+            if self.index.present((key, sequence, epoch, order.next_seq)):
+                return False  # the fresh listing shows it: on its way
+            adm.seq_gaps += seqs[0] - order.next_seq
+            order.skip(order.next_seq, seqs[0])
+            order.next_seq = seqs[0]
+        return True
 
-    def _release(self, order: KindOrder, state: AssetState, sequence: str, adm: Admission,
-                 abandon: bool = False) -> None:
-        order.started = True
-        for seq in state.held_seqs(sequence):
-            if seq > order.next_seq and (order.next_seq > 0 or abandon):
-                adm.seq_gaps += seq - order.next_seq
-                order.skip(order.next_seq, seq)
-                if abandon:
-                    adm.abandoned.append((sequence, order.epoch, order.next_seq, seq))
-            line = state.take(sequence, seq)
-            if line is not None:
-                adm.ready.append(line)
-            order.next_seq = seq + 1
-
-    def recheck(self, state: AssetState, key: str) -> Admission:
-        """The reorder timer: release what waits for seqs no manifest lists any more."""
-        adm = Admission()
-        self.index.refresh(force=True)  # a listing it remembers may be gone by now
-        for sequence, order in state.order.items():
-            if order.held and order.started:
-                self._drain(order, state, key, sequence, adm)
-            elif order.held and self.index.lowest(key, sequence, order.epoch) is None:
-                self._release(order, state, sequence, adm)  # the listed start is gone: start anyway
-        adm.held = state.has_pending
-        return adm
-
-    def give_up(self, state: AssetState) -> Admission:
-        """Stop waiting for listed seqs that were never delivered: release every held line."""
-        adm = Admission()
-        for sequence, order in state.order.items():
-            if order.held:
-                self._release(order, state, sequence, adm, abandon=True)
-        adm.held = state.has_pending
-        return adm
+    def _forget_old_epochs(self, epochs: dict[int, EpochOrder], key: str, sequence: str) -> None:
+        listed = self.index.epochs(key, sequence)
+        for epoch in sorted(epochs):
+            if len(epochs) <= MAX_EPOCHS:
+                return
+            if not epochs[epoch].held and epoch not in listed:
+                del epochs[epoch]

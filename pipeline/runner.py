@@ -2,7 +2,7 @@
 
 The CLI and the demo use::
 
-    job = IngestJob.from_settings(settings, redis_url)   # settings.flink: FlinkSettings (optional)
+    job = IngestJob.from_settings(settings, redis_url)   # the settings flow down as they are (JobSpec)
     job.start()            # returns once the job runs (resumes from the last checkpoint)
     job.stats()            # counters + latency the job publishes in Redis
     job.stop()             # cancel; the last checkpoint is kept
@@ -29,14 +29,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import redis
 
-from linewatch.flink_settings import FlinkSettings
 from linewatch.settings import Settings
-from pipeline.ingest_config import IngestConfig
+from pipeline.job_spec import JobSpec
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +58,12 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
         if not job_dir.is_dir():
             continue
         for chk in job_dir.glob("chk-*"):
-            meta = chk / "_metadata"
-            if meta.is_file():
-                mtime = meta.stat().st_mtime
-                if best is None or mtime > best[0]:
-                    best = (mtime, chk)
+            try:  # Flink deletes checkpoints beyond num-retained while we look
+                mtime = (chk / "_metadata").stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if best is None or mtime > best[0]:
+                best = (mtime, chk)
     return best[1] if best else None
 
 
@@ -97,79 +96,6 @@ def prune_checkpoints(checkpoint_dir: Path, current_job_id: str) -> list[Path]:
     return removed
 
 
-@dataclass
-class JobSpec:
-    """Everything the job process needs (written as JSON next to the checkpoints)."""
-
-    ingest: IngestConfig
-    flink: FlinkSettings
-    checkpoint_dir: Path
-    restore_from: Path | None = None
-    job_name: str = "linewatch-ingest"
-
-    def flink_conf(self, python_executable: str | None = None) -> dict[str, str]:
-        conf = self.flink.flink_configuration(python_executable)
-        if self.flink.checkpoint_interval_ms > 0:
-            conf["execution.checkpointing.dir"] = self.checkpoint_dir.resolve().as_uri()
-        if self.restore_from is not None:
-            conf["execution.state-recovery.path"] = self.restore_from.resolve().as_uri()
-            conf.setdefault("execution.state-recovery.ignore-unclaimed-state", "true")
-        conf.update(self.flink.extra)
-        return conf
-
-    @property
-    def source_generation(self) -> int:
-        """Generation of the manifest source (``pipeline.job.source_uid``): the id of the checkpoint
-        restored from, so every restore starts a fresh FileSource (0 for a fresh start).
-
-        Dropping the source's state on a restore is safe: the new source lists ``manifests/`` again
-        and re-reads what is still there; lines the restored per-asset state has handled are
-        skipped (``already_handled``) and the high-water marks drop any replayed entry. The janitor
-        archives a manifest only after two checkpoints triggered after its blobs were handled
-        (``pipeline.landing.Janitor``), so nothing it moved away is missing from the restored
-        state. What it buys: the FileSource keeps the path of every file it ever read, in memory
-        and in every checkpoint; a restore is how that set is emptied (docs/ingestion.md).
-
-        >>> from linewatch.flink_settings import FlinkSettings
-        >>> spec = JobSpec(IngestConfig(landing="/l", redis_url="redis://x"), FlinkSettings(), Path("/c"),
-        ...                restore_from=Path("/c/0123abcd/chk-42"))
-        >>> spec.source_generation
-        42
-        """
-        if self.restore_from is None:
-            return 0
-        name = Path(self.restore_from).name
-        return int(name[4:]) if name.startswith("chk-") and name[4:].isdigit() else 1
-
-    def to_json(self, python_executable: str | None = None) -> str:
-        return json.dumps({
-            "ingest": asdict(self.ingest),
-            "flink_conf": self.flink_conf(python_executable),
-            "scan_interval_ms": self.flink.scan_interval_ms,
-            "source_generation": self.source_generation,
-            "job_name": self.job_name,
-        }, indent=2)
-
-
-def ingest_config(settings: Settings, redis_url: str, flink: FlinkSettings | None = None) -> IngestConfig:
-    """The job's :class:`IngestConfig` from linewatch ``Settings``."""
-    flink = flink or settings.flink
-    # with checkpoints the janitor waits for one that completed after the manifest was done;
-    # without, a short grace period is all it can do
-    settle = 0.0 if flink.checkpoint_interval_ms > 0 else 1.0
-    return IngestConfig(
-        landing=str(Path(settings.landing).resolve()), redis_url=redis_url, prefix=settings.streams.prefix,
-        shards=settings.streams.shards, maxlen=settings.streams.maxlen, manifest_dir=flink.manifest_dir,
-        archive_dir=flink.archive_dir, archive_retention_s=flink.archive_retention_s,
-        janitor_interval_ms=flink.janitor_interval_ms, janitor_settle_s=settle,
-        reorder_timeout_ms=flink.reorder_timeout_ms, reorder_give_up_ms=flink.reorder_give_up_ms,
-        dedup_ttl_s=flink.dedup_ttl_s,
-        metrics_interval_ms=flink.metrics_interval_ms,
-        checkpoint_dir=str(flink.resolved_checkpoint_dir(settings.data_dir).resolve())
-        if flink.checkpoint_interval_ms > 0 else None,
-    )
-
-
 class IngestJob:
     """The ingestion job in an embedded MiniCluster, run by a child process."""
 
@@ -183,15 +109,10 @@ class IngestJob:
         self.log_path = self.work_dir / "ingest-job.log"
 
     @classmethod
-    def from_settings(cls, settings: Settings, redis_url: str, flink: FlinkSettings | None = None,
-                      resume: bool = True) -> IngestJob:
+    def from_settings(cls, settings: Settings, redis_url: str, resume: bool = True) -> IngestJob:
         """Job for linewatch ``Settings``; ``resume`` restores the newest checkpoint if any."""
-        flink = flink or settings.flink
-        checkpoints = flink.resolved_checkpoint_dir(settings.data_dir)
-        spec = JobSpec(
-            ingest=ingest_config(settings, redis_url, flink), flink=flink, checkpoint_dir=checkpoints,
-            restore_from=latest_checkpoint(checkpoints) if resume else None,
-        )
+        checkpoints = settings.flink.resolved_checkpoint_dir(settings.data_dir)
+        spec = JobSpec.from_settings(settings, redis_url, latest_checkpoint(checkpoints) if resume else None)
         return cls(spec, work_dir=Path(settings.data_dir) / "flink" / "run")
 
     def start(self, timeout_s: float = 120.0) -> str:
@@ -228,10 +149,10 @@ class IngestJob:
         from pipeline.landing import STAGING_DIR, atomic_write
 
         token = uuid.uuid4().hex
-        cfg = self.spec.ingest
+        cfg = self.spec
         t0 = time.monotonic()
-        atomic_write(Path(cfg.landing) / cfg.manifest_dir / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
-                     staging=Path(cfg.landing) / STAGING_DIR)
+        atomic_write(cfg.zone().manifests / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
+                     staging=cfg.landing / STAGING_DIR)
         client = redis.Redis.from_url(cfg.redis_url)
         try:
             while time.monotonic() - t0 < timeout_s:
@@ -282,9 +203,9 @@ class IngestJob:
 
     def stats(self) -> dict[str, str]:
         """Counters and latency the job publishes (hash ``<prefix>:ingest:stats``)."""
-        client = redis.Redis.from_url(self.spec.ingest.redis_url, decode_responses=True)
+        client = redis.Redis.from_url(self.spec.redis_url, decode_responses=True)
         try:
-            return client.hgetall(self.spec.ingest.stats_key)
+            return client.hgetall(self.spec.stats_key)
         finally:
             client.close()
 
@@ -310,11 +231,10 @@ class IngestSupervisor:
     (``checkpoint_interval_ms`` = 0) there is nothing to resume from and it never rolls over.
     """
 
-    def __init__(self, settings: Settings, redis_url: str, flink: FlinkSettings | None = None,
-                 resume: bool = True, work_dir: Path | None = None) -> None:
+    def __init__(self, settings: Settings, redis_url: str, resume: bool = True, work_dir: Path | None = None) -> None:
         self.settings = settings
         self.redis_url = redis_url
-        self.flink = flink or settings.flink
+        self.flink = settings.flink
         self.resume = resume
         self.work_dir = work_dir
         self.job: IngestJob | None = None
@@ -326,7 +246,7 @@ class IngestSupervisor:
         return self.flink.source_rollover_manifests if self.flink.checkpoint_interval_ms > 0 else 0
 
     def _new_job(self, resume: bool) -> IngestJob:
-        job = IngestJob.from_settings(self.settings, self.redis_url, self.flink, resume=resume)
+        job = IngestJob.from_settings(self.settings, self.redis_url, resume=resume)
         if self.work_dir is not None:
             job = IngestJob(job.spec, work_dir=self.work_dir)
         return job

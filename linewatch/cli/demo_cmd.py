@@ -89,7 +89,7 @@ def demo(
                         cli.console.print(f"[red]error:[/red] {exc}")
                         raise typer.Exit(1) from exc
                 sampler = StreamSampler(client, StreamNames(settings.streams.prefix, settings.streams.shards),
-                                        job.spec.ingest.stats_key)
+                                        job.spec.stats_key)
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None
                 _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject, view)

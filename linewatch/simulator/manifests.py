@@ -13,7 +13,7 @@ asset and modality; alarm logs share the PLC sequence), ``epoch``, ``end`` (excl
 event time a rolling file covers; PLC and alarm files only) and ``kind``.
 
 This module does not import ``pipeline`` (architecture rule); the ingestion side's
-``pipeline.decoders.decode_manifest_file`` and ``pipeline.landing.parse_manifest_line`` read
+``pipeline.landing.read_manifest`` and ``pipeline.landing.parse_manifest_line`` (the one parser) read
 these lines (tested in ``tests/simulator/test_manifests.py``).
 
 >>> import tempfile, pathlib

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pathlib import Path
 
 import numpy as np
 import torch

@@ -34,6 +34,7 @@ class AlarmEvent:
     text: str
     value: float | None = None
     unit: str | None = None
+    ref: str = field(default="", repr=False, compare=False)  # "<file>:<line>" it was read from
 
 
 @dataclass
@@ -68,7 +69,7 @@ def decode_alarm_line(line: bytes | str, raw_ref: str = "") -> AlarmEvent:
     tail = _VALUE_UNIT.match(rest)
     if tail is not None:
         rest, value, unit = tail["text"], float(tail["value"]), tail["unit"]
-    return AlarmEvent(match["asset"], ts, match["code"], match["state"], rest.strip(), value, unit)
+    return AlarmEvent(match["asset"], ts, match["code"], match["state"], rest.strip(), value, unit, raw_ref)
 
 
 def decode_alarm_file(data: bytes, ref: str) -> AlarmFileResult:

@@ -19,6 +19,7 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import soundfile as sf
 
 from linewatch.contract import DeadLetterReason
@@ -62,7 +63,7 @@ def _riff_truncation(data: bytes) -> str | None:
     return "file ends before its 'data' chunk (half-written or cut off)"
 
 
-def decode_wav(data: bytes, raw_ref: str, spec: ClipSpec = DEFAULT_CLIP_SPEC) -> np.ndarray:
+def decode_wav(data: bytes, raw_ref: str, spec: ClipSpec = DEFAULT_CLIP_SPEC) -> npt.NDArray[np.float32]:
     """Decode a WAV clip that must match ``spec``; returns ``float32`` ``(spec.frames,)``."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         if len(data) < 12 and data and (b"RIFF"[: len(data)] == data[:4]):

@@ -32,10 +32,7 @@ def printable_excerpt(raw: bytes | str, limit: int = EXCERPT_MAX_CHARS) -> str:
     >>> len(printable_excerpt("x" * 1000, limit=20))
     20
     """
-    if isinstance(raw, bytes):
-        text = raw[: limit * 4].decode("ascii", errors="backslashreplace")
-    else:
-        text = raw[: limit * 4]
+    text = raw[: limit * 4].decode("ascii", errors="backslashreplace") if isinstance(raw, bytes) else raw[: limit * 4]
     text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

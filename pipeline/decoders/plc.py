@@ -45,6 +45,7 @@ class TagSample:
     value: float
     quality: str
     unit: str
+    ref: str = field(default="", repr=False, compare=False)  # "<file>:<line>" it was read from
 
     @property
     def full_tag(self) -> str:
@@ -77,7 +78,8 @@ def split_tag(full_tag: str) -> tuple[str, str]:
     return asset, tag
 
 
-def _sample(timestamp: object, tag: object, value: object, quality: object, unit: object) -> TagSample:
+def _sample(timestamp: object, tag: object, value: object, quality: object, unit: object,
+            ref: str = "") -> TagSample:
     for name, item in (("timestamp", timestamp), ("tag", tag), ("quality", quality), ("unit", unit)):
         if not isinstance(item, str):
             raise _LineProblem(DeadLetterReason.SCHEMA_ERROR, f"field {name!r} must be a string, got {item!r}")
@@ -92,7 +94,7 @@ def _sample(timestamp: object, tag: object, value: object, quality: object, unit
             DeadLetterReason.SCHEMA_ERROR, f"quality {quality!r} is not one of {sorted(QUALITIES)}"
         )
     number = _value(value)
-    return TagSample(asset, short_tag, ts, number, quality.strip(), unit.strip())
+    return TagSample(asset, short_tag, ts, number, quality.strip(), unit.strip(), ref)
 
 
 def _value(value: object) -> float:
@@ -132,8 +134,8 @@ def decode_plc_csv_line(line: bytes | str, columns: tuple[str, ...] = PLC_COLUMN
                 DeadLetterReason.SCHEMA_ERROR,
                 f"row has {len(fields)} fields, header has {len(columns)} ({','.join(columns)})",
             )
-        row = dict(zip(columns, fields))
-        return _sample(row["timestamp"], row["tag"], row["value"], row["quality"], row["unit"])
+        row = dict(zip(columns, fields, strict=True))
+        return _sample(row["timestamp"], row["tag"], row["value"], row["quality"], row["unit"], raw_ref)
     except UnicodeDecodeError as exc:
         raise DecodeError(DeadLetterReason.DECODE_ERROR, f"line is not UTF-8 text ({exc.reason} at byte {exc.start})",
                           raw_ref, line) from None
@@ -158,7 +160,7 @@ def decode_plc_jsonl_line(line: bytes | str, raw_ref: str = "") -> TagSample:
         raise DecodeError(DeadLetterReason.SCHEMA_ERROR,
                           f"missing field(s) {missing}; each line needs {list(PLC_COLUMNS)}", raw_ref, line)
     try:
-        return _sample(obj["timestamp"], obj["tag"], obj["value"], obj["quality"], obj["unit"])
+        return _sample(obj["timestamp"], obj["tag"], obj["value"], obj["quality"], obj["unit"], raw_ref)
     except _LineProblem as exc:
         raise DecodeError(exc.reason, exc.detail, raw_ref, line) from None
 

@@ -19,6 +19,7 @@ import io
 import struct
 
 import numpy as np
+import numpy.typing as npt
 import tifffile
 
 from linewatch.contract import DeadLetterReason
@@ -34,13 +35,13 @@ _MAGICS = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 def _first_ifd_offset(data: bytes) -> int:
     order = "<" if data[:2] == b"II" else ">"
     if data[2:4] in (b"+\x00", b"\x00+"):  # BigTIFF: 8-byte offset at byte 8
-        return struct.unpack(order + "Q", data[8:16])[0] if len(data) >= 16 else 1 << 62
-    return struct.unpack(order + "I", data[4:8])[0]
+        return int(struct.unpack(order + "Q", data[8:16])[0]) if len(data) >= 16 else 1 << 62
+    return int(struct.unpack(order + "I", data[4:8])[0])
 
 
 def decode_thermal_tiff(
     data: bytes, raw_ref: str, expected_shape: tuple[int, int] = FRAME_SHAPE
-) -> np.ndarray:
+) -> npt.NDArray[np.uint16]:
     """Decode one frame; returns a C-contiguous ``uint16`` array of ``expected_shape``."""
     if len(data) < 8 or data[:4] not in _MAGICS:
         if data and any(data.startswith(m[: len(data)]) for m in _MAGICS) and len(data) < 8:
@@ -63,7 +64,7 @@ def decode_thermal_tiff(
                 raise DecodeError(DeadLetterReason.BAD_SHAPE,
                                   f"expected one frame per TIFF, got {len(tif.pages)} pages", raw_ref)
             page = tif.pages[0]
-            ends = [o + n for o, n in zip(page.dataoffsets, page.databytecounts)]
+            ends = [o + n for o, n in zip(page.dataoffsets, page.databytecounts, strict=False)]
             if ends and max(ends) > len(data):
                 raise DecodeError(
                     DeadLetterReason.TRUNCATED,

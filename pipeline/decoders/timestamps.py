@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 class TimestampError(ValueError):
@@ -36,7 +36,7 @@ def parse_timestamp_ms(text: str) -> int:
 
 def format_timestamp_ms(ms: int) -> str:
     """The UTC ISO-8601 rendering with milliseconds and ``Z`` (inverse of :func:`parse_timestamp_ms`)."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

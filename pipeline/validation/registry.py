@@ -23,7 +23,9 @@ True
 from __future__ import annotations
 
 import json
+import logging
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,8 @@ from pipeline.decoders.alarms import AlarmEvent
 from pipeline.decoders.plc import TagSample
 from pipeline.features.audio_features import AssetAcoustics
 from pipeline.validation.errors import InvalidRecord
+
+log = logging.getLogger(__name__)
 
 UNIT_ALIASES: Mapping[str, str] = {"°C": "degC", "C": "degC", "degc": "degC", "mm/sec": "mm/s", "RPM": "rpm"}
 
@@ -140,7 +144,7 @@ class AssetRegistry:
             return unknown
         info = self._assets[sample.asset_id]
         spec = info.tags.get(sample.tag)
-        where = dict(asset_id=sample.asset_id, event_time_ms=sample.timestamp_ms)
+        where: dict[str, Any] = dict(asset_id=sample.asset_id, event_time_ms=sample.timestamp_ms)
         if spec is None:
             return InvalidRecord(DeadLetterReason.SCHEMA_ERROR,
                                  f"tag {sample.full_tag!r} is not registered for {sample.asset_id} "
@@ -161,3 +165,31 @@ class AssetRegistry:
     def check_alarm(self, event: AlarmEvent, raw_ref: str) -> InvalidRecord | None:
         """``unknown_asset`` for an alarm of an unregistered asset."""
         return self.check_asset(event.asset_id, raw_ref, event.code, event.timestamp_ms)
+
+
+class RegistryCache:
+    """``assets.json`` of the landing zone as an :class:`AssetRegistry`, reloaded (at most every
+    ``reload_every_s``) when an unknown asset shows up."""
+
+    def __init__(self, landing: Path, reload_every_s: float = 5.0) -> None:
+        self.path = Path(landing) / "assets.json"
+        self.reload_every_s = reload_every_s
+        self.registry: AssetRegistry | None = None
+        self._loaded_at = -1e18
+        self.sample_rate = 16_000
+
+    def _load(self) -> None:
+        self._loaded_at = time.monotonic()
+        try:
+            self.registry = AssetRegistry.from_file(self.path)
+            data = json.loads(self.path.read_text())
+            self.sample_rate = int(data.get("audio", {}).get("sample_rate_hz", 16_000)) if isinstance(data, dict) else 16_000
+        except (FileNotFoundError, json.JSONDecodeError, OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("asset registry %s not loaded: %s", self.path, exc)
+
+    def get(self, asset_id: str) -> AssetInfo | None:
+        """``AssetInfo`` of the asset, None if unknown; reloads the file when it may have changed."""
+        stale = time.monotonic() - self._loaded_at >= self.reload_every_s
+        if (self.registry is None or asset_id not in self.registry) and stale:
+            self._load()
+        return None if self.registry is None else self.registry.get(asset_id)

@@ -12,8 +12,10 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from linewatch.contract import DeadLetterReason
 from pipeline.validation.errors import InvalidRecord
@@ -41,10 +43,10 @@ class ClipLimits:
     max_clipping_frac: float = 0.01
 
 
-def check_frame(frame: np.ndarray, raw_ref: str, limits: FrameLimits = FrameLimits(), *,
+def check_frame(frame: npt.NDArray[Any], raw_ref: str, limits: FrameLimits = FrameLimits(), *,
                 asset_id: str | None = None, event_time_ms: int | None = None) -> InvalidRecord | None:
     """``bad_shape`` for a wrong shape/dtype, ``out_of_range`` for implausible pixel values."""
-    where = dict(asset_id=asset_id, event_time_ms=event_time_ms)
+    where: dict[str, Any] = dict(asset_id=asset_id, event_time_ms=event_time_ms)
     if frame.shape != limits.shape or frame.dtype.name != limits.dtype:
         return InvalidRecord(DeadLetterReason.BAD_SHAPE,
                              f"expected frame {limits.dtype}{list(limits.shape)}, got {frame.dtype.name}{list(frame.shape)}",
@@ -58,11 +60,11 @@ def check_frame(frame: np.ndarray, raw_ref: str, limits: FrameLimits = FrameLimi
     return None
 
 
-def check_clip(samples: np.ndarray, sample_rate: int, raw_ref: str, limits: ClipLimits = ClipLimits(), *,
+def check_clip(samples: npt.NDArray[Any], sample_rate: int, raw_ref: str, limits: ClipLimits = ClipLimits(), *,
                asset_id: str | None = None, event_time_ms: int | None = None) -> InvalidRecord | None:
     """``bad_shape`` for a wrong rate/channels/length, ``out_of_range`` for non-finite samples
     or more than ``max_clipping_frac`` clipped samples."""
-    where = dict(asset_id=asset_id, event_time_ms=event_time_ms)
+    where: dict[str, Any] = dict(asset_id=asset_id, event_time_ms=event_time_ms)
     channels = 1 if samples.ndim == 1 else samples.shape[1]
     frames = samples.shape[0]
     if (sample_rate, channels, frames) != (limits.sample_rate, limits.channels, limits.frames) or samples.ndim > 2:

@@ -4,7 +4,6 @@ Markdown, and the models shipped in models/default."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np

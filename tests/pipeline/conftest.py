@@ -8,7 +8,6 @@ a module, because each start costs 5-15 s.
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -21,8 +20,9 @@ import redis
 
 from linewatch.contract import StreamNames, decode_message
 from linewatch.flink_settings import FlinkSettings
-from pipeline.ingest_config import IngestConfig
-from pipeline.runner import IngestJob, JobSpec
+from linewatch.settings import StreamSettings
+from pipeline.job_spec import JobSpec
+from pipeline.runner import IngestJob
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -56,19 +56,19 @@ def simulate(out_dir: Path, n_assets: int, seconds: float, roll_s: float = 5.0, 
     Factory(config, n_assets=n_assets).run_batch(out_dir, seconds / 60.0, progress=False)
 
 
-def make_job(landing: Path, prefix: str, work: Path, redis_url: str = REDIS_URL, **flink: object) -> IngestJob:
-    settings = FlinkSettings(**flink)  # type: ignore[arg-type]
-    settle = 0.0 if settings.checkpoint_interval_ms else 1.0  # as pipeline.runner.ingest_config
-    config = IngestConfig(landing=str(landing), redis_url=redis_url, prefix=prefix, shards=2, maxlen=100_000,
-                          janitor_settle_s=settle, reorder_timeout_ms=settings.reorder_timeout_ms,
-                          reorder_give_up_ms=settings.reorder_give_up_ms)
+def job_spec(landing: Path, prefix: str, redis_url: str = REDIS_URL, checkpoints: Path | None = None,
+             **flink: object) -> JobSpec:
+    """The spec of a job on ``landing`` writing under ``prefix`` (2 shards); ``flink``: FlinkSettings fields."""
     from pipeline.runner import latest_checkpoint
 
-    checkpoints = work / "checkpoints"
-    if settings.checkpoint_interval_ms:
-        config = replace(config, checkpoint_dir=str(checkpoints))
-    spec = JobSpec(ingest=config, flink=settings, checkpoint_dir=checkpoints, restore_from=latest_checkpoint(checkpoints))
-    return IngestJob(spec, work_dir=work / "run")
+    checkpoints = checkpoints or landing.parent / "checkpoints"
+    return JobSpec(landing=landing, redis_url=redis_url, checkpoint_dir=checkpoints,
+                   streams=StreamSettings(prefix=prefix, shards=2), flink=FlinkSettings(**flink),  # type: ignore[arg-type]
+                   restore_from=latest_checkpoint(checkpoints))
+
+
+def make_job(landing: Path, prefix: str, work: Path, redis_url: str = REDIS_URL, **flink: object) -> IngestJob:
+    return IngestJob(job_spec(landing, prefix, redis_url, work / "checkpoints", **flink), work_dir=work / "run")
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, job: IngestJob | None = None) -> None:
@@ -113,7 +113,7 @@ def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix
     plc = [m for _, m in feature_entries(client, names, "plc")]
     for asset in {e.asset_id for e in entries}:
         ends = [m.window_end_ms for m in plc if m.asset_id == asset]  # type: ignore[attr-defined]
-        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:])), f"PLC windows of {asset} have a hole"
+        assert ends and all(b - a == 1000 for a, b in zip(ends, ends[1:], strict=False)), f"PLC windows of {asset} have a hole"
     assert not list(client.xrange(names.deadletter)), f"{what} must not dead-letter valid input: {stats}"
 
 

@@ -14,15 +14,8 @@ import soundfile as sf
 import tifffile
 
 from linewatch.contract import DeadLetterReason as R
-from pipeline.decoders import (
-    BlobRef,
-    DecodeError,
-    decode_manifest_file,
-    decode_manifest_line,
-    decode_thermal_tiff,
-    decode_wav,
-    read_blob,
-)
+from pipeline.decoders import DecodeError, decode_thermal_tiff, decode_wav
+from pipeline.landing import LandingZone, ManifestEntry, ManifestError, parse_manifest_line, read_blob, read_manifest
 
 
 def tiff_bytes(array: np.ndarray) -> bytes:
@@ -121,53 +114,65 @@ def landing(tmp_path: Path) -> Path:
     return root
 
 
+def entry_of(line: bytes) -> ManifestEntry:
+    parsed = parse_manifest_line(line.decode())
+    assert isinstance(parsed, ManifestEntry)
+    return parsed
+
+
+def read(landing: Path, line: bytes) -> bytes:
+    return LandingZone(landing).read(entry_of(line))
+
+
 def test_manifest_entry_reads_and_verifies_the_blob(landing: Path) -> None:
-    blob = decode_manifest_line(manifest_line("thermal/frames/PMP-01/a.tiff", b"frame-bytes"), landing, "m:1")
-    assert isinstance(blob, BlobRef) and blob.asset_id == "PMP-01" and blob.path.is_absolute()
-    assert read_blob(blob) == b"frame-bytes"
+    entry = entry_of(manifest_line("thermal/frames/PMP-01/a.tiff", b"frame-bytes"))
+    assert entry.asset_id == "PMP-01" and LandingZone(landing).resolve(entry.path).is_absolute()
+    assert read(landing, manifest_line("thermal/frames/PMP-01/a.tiff", b"frame-bytes")) == b"frame-bytes"
 
 
 @pytest.mark.parametrize("rel", ["../../etc/passwd", "../secret.txt", "thermal/../../secret.txt", "/etc/passwd"])
 def test_manifest_path_outside_landing(landing: Path, rel: str) -> None:
-    assert reason_of(decode_manifest_line, manifest_line(rel, b"x"), landing, "m:1") is R.PATH_OUTSIDE_LANDING
+    assert reason_of(read, landing, manifest_line(rel, b"x")) is R.PATH_OUTSIDE_LANDING
 
 
 def test_manifest_absolute_path_inside_landing_is_still_refused(landing: Path) -> None:
     rel = str(landing / "thermal/frames/PMP-01/a.tiff")
-    assert reason_of(decode_manifest_line, manifest_line(rel, b"frame-bytes"), landing, "m:1") is R.PATH_OUTSIDE_LANDING
+    assert reason_of(read, landing, manifest_line(rel, b"frame-bytes")) is R.PATH_OUTSIDE_LANDING
 
 
 def test_manifest_symlink_escaping_landing(landing: Path) -> None:
     (landing / "thermal/frames/PMP-01/evil.tiff").symlink_to(landing.parent / "secret.txt")
     (landing / "thermal/frames/linkdir").symlink_to(landing.parent, target_is_directory=True)
     for rel in ("thermal/frames/PMP-01/evil.tiff", "thermal/frames/linkdir/secret.txt"):
-        assert reason_of(decode_manifest_line, manifest_line(rel, b"outside"), landing, "m:1") is R.PATH_OUTSIDE_LANDING
+        assert reason_of(read, landing, manifest_line(rel, b"outside")) is R.PATH_OUTSIDE_LANDING
 
 
 def test_manifest_symlink_inside_landing_is_fine(landing: Path) -> None:
     (landing / "thermal/frames/PMP-01/alias.tiff").symlink_to(landing / "thermal/frames/PMP-01/a.tiff")
-    blob = decode_manifest_line(manifest_line("thermal/frames/PMP-01/alias.tiff", b"frame-bytes"), landing, "m:1")
-    assert read_blob(blob) == b"frame-bytes"
+    assert read(landing, manifest_line("thermal/frames/PMP-01/alias.tiff", b"frame-bytes")) == b"frame-bytes"
 
 
 def test_manifest_blob_problems(landing: Path) -> None:
-    def read(rel: str, data: bytes, **override: object) -> R:
-        blob = decode_manifest_line(manifest_line(rel, data, **override), landing, "m:1")
-        return reason_of(read_blob, blob)
+    def outcome(rel: str, data: bytes, **override: object) -> R:
+        return reason_of(read, landing, manifest_line(rel, data, **override))
 
-    assert read("thermal/frames/PMP-01/missing.tiff", b"x") is R.MISSING_FILE
-    assert read("thermal/frames/PMP-01/a.tiff", b"frame-bytes-and-more") is R.TRUNCATED  # half-written
-    assert read("thermal/frames/PMP-01/a.tiff", b"frame") is R.DECODE_ERROR  # larger than announced
-    assert read("thermal/frames/PMP-01/a.tiff", b"FRAME-BYTES") is R.DECODE_ERROR  # same size, other content
+    assert outcome("thermal/frames/PMP-01/missing.tiff", b"x") is R.MISSING_FILE
+    assert outcome("thermal/frames/PMP-01/a.tiff", b"frame-bytes-and-more") is R.TRUNCATED  # half-written
+    assert outcome("thermal/frames/PMP-01/a.tiff", b"frame") is R.DECODE_ERROR  # larger than announced
+    assert outcome("thermal/frames/PMP-01/a.tiff", b"FRAME-BYTES") is R.DECODE_ERROR  # same size, other content
+    big = manifest_line("thermal/frames/PMP-01/a.tiff", b"frame-bytes").replace(b'"bytes": 11', b'"bytes": 2147483648')
+    assert reason_of(lambda: read_blob(entry_of(big), landing / "thermal/frames/PMP-01/a.tiff", 4 << 20)) \
+        is R.OUT_OF_RANGE  # above the kind's cap: refused before reading
 
 
 def test_manifest_file_keeps_good_lines(landing: Path) -> None:
     good = manifest_line("thermal/frames/PMP-01/a.tiff", b"frame-bytes")
-    data = b"\n".join([good, manifest_line("../x", b""), b'{"asset_id": "PMP-01"}', b"nope", good[:30]])
-    result = decode_manifest_file(data, "thermal/manifest-1.jsonl", landing)
-    assert len(result.blobs) == 1 and result.blobs[0].raw_ref == "thermal/manifest-1.jsonl:1"
-    assert [(e.reason.value, e.raw_ref.rsplit(":", 1)[1]) for e in result.errors] == [
-        ("path_outside_landing", "2"), ("schema_error", "3"), ("decode_error", "4"), ("truncated", "5")]
+    (landing / "m.jsonl").write_bytes(b"\n".join([good, b'{"asset_id": "PMP-01"}', b"nope", b"", good[:30]]))
+    lines = read_manifest(landing / "m.jsonl") or []
+    assert isinstance(lines[0].parsed, ManifestEntry) and lines[3].parsed is None  # a blank line is nothing
+    assert [(line.lineno, line.parsed.reason.value) for line in lines if isinstance(line.parsed, ManifestError)] == [
+        (2, "schema_error"), (3, "decode_error"), (5, "decode_error")]
+    assert lines[-1].last_unterminated and not lines[0].last_unterminated
 
 
 def mutations(data: bytes, seed: int, count: int) -> list[bytes]:

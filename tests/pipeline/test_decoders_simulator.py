@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,17 +14,16 @@ from linewatch.simulator import Factory, SimulatorConfig
 from linewatch.simulator.tags import PLC_TAGS as SIMULATOR_TAGS
 from pipeline.decoders import (
     decode_alarm_file,
-    decode_manifest_file,
     decode_plc_file,
     decode_thermal_tiff,
     decode_wav,
-    read_blob,
 )
 from pipeline.features.audio_features import AUDIO_STAT_NAMES
 from pipeline.features.messages import audio_features_message, plc_features_message, thermal_features_message
 from pipeline.features.plc_window import PLC_TAGS, PlcWindowBuffer
 from pipeline.features.thermal_features import ThermalBaseline
-from pipeline.validation import AssetRegistry, EventTimeGuard, check_clip, check_frame
+from pipeline.landing import LandingZone, ManifestEntry, read_manifest
+from pipeline.validation import AssetRegistry, EventTimePolicy, check_clip, check_frame
 
 N_ASSETS = 3
 MINUTES = 0.25
@@ -53,9 +53,8 @@ def test_simulator_jsonl_plc_files_decode_like_csv(landing: Path, tmp_path: Path
 def test_simulator_output_decodes_validates_and_featurizes_cleanly(landing: Path) -> None:
     registry = AssetRegistry.from_file(landing / "assets.json")
     assert len(registry) == N_ASSETS
-    # one guard per asset *and modality*: the modalities arrive in separate files, not time-aligned
-    guards = {(kind, aid): EventTimeGuard(aid, allowed_lateness_ms=5_000)
-              for aid in registry.ids() for kind in ("plc", "thermal", "audio")}
+    policy = EventTimePolicy()  # the job's event-time checks
+    last_ms: dict[tuple[str, str], int] = {}
     buffers = {aid: PlcWindowBuffer(aid) for aid in registry.ids()}
     problems: list[str] = []
 
@@ -68,9 +67,7 @@ def test_simulator_output_decodes_validates_and_featurizes_cleanly(landing: Path
         now_ms = max(s.timestamp_ms for s in result.samples) + 1_000
         for k, sample in enumerate(result.samples):
             ref = f"{path.name}:{k + 2}"
-            for check in (registry.check_tag_sample(sample, ref),
-                          guards["plc", sample.asset_id].check((sample.tag, sample.timestamp_ms), sample.timestamp_ms,
-                                                        now_ms, ref)):
+            for check in (registry.check_tag_sample(sample, ref), policy.future(sample.timestamp_ms, now_ms, ref)):
                 if check is not None:
                     problems.append(str(check))
             buffers[sample.asset_id].add_sample(sample)
@@ -95,19 +92,23 @@ def test_simulator_output_decodes_validates_and_featurizes_cleanly(landing: Path
     baselines: dict[str, ThermalBaseline] = defaultdict(ThermalBaseline)
     counts = {"thermal": 0, "audio": 0}
     announced = []  # the simulator's own manifests, in publication order
+    zone = LandingZone(landing)
     for manifest in sorted((landing / "manifests").glob("*.jsonl")):
-        result = decode_manifest_file(manifest.read_bytes(), manifest.name, landing)
-        problems += [str(e) for e in result.errors]
-        announced += result.blobs
+        for line in read_manifest(manifest) or []:
+            if isinstance(line.parsed, ManifestEntry):
+                announced.append(line.parsed)
+            else:
+                problems.append(str(line.parsed))
     for kind in ("thermal", "audio"):
-        for blob in [b for b in announced if b.rel_path.startswith(kind + "/")]:
-            info = registry.get(blob.asset_id)
+        for entry in [b for b in announced if b.kind == kind]:
+            info = registry.get(entry.asset_id)
             assert info is not None
-            data = read_blob(blob)
-            guard = guards[kind, blob.asset_id]
-            dup = guard.check_blob(blob.sha256, (kind, blob.timestamp_ms), blob.timestamp_ms,
-                                   blob.timestamp_ms, blob.raw_ref)
-            problems += [str(dup)] if dup is not None else []
+            data = zone.read(entry)
+            order = policy.after_last(entry.event_time_ms, last_ms.get((kind, entry.asset_id)), kind, entry.path,
+                                      entry.asset_id)
+            problems += [str(order)] if order is not None else []
+            last_ms[kind, entry.asset_id] = entry.event_time_ms
+            blob = SimpleNamespace(asset_id=entry.asset_id, timestamp_ms=entry.event_time_ms, raw_ref=entry.path)
             if kind == "thermal":
                 frame = decode_thermal_tiff(data, blob.raw_ref)
                 problems += [str(p) for p in [check_frame(frame, blob.raw_ref)] if p is not None]

@@ -208,8 +208,7 @@ def test_hostile_inputs_each_give_one_dead_letter_and_the_job_keeps_going(
     outside = json.loads(writer.write_blob(f"audio/clips/{asset}/x.wav", good_wav, asset, t0 + 3).to_json())
     (landing / outside["path"]).unlink()
     outside["path"] = "../../etc/passwd"
-    lines.append(json.dumps(outside))
-    cases.append(("../../etc/passwd", None, DeadLetterReason.PATH_OUTSIDE_LANDING))
+    lines.append(json.dumps(outside))  # a dead letter naming the manifest line (below)
     # valid records after all of that: they must arrive
     good_frame = writer.write_blob(f"thermal/frames/{asset}/good-after.tiff", good_tiff, asset, t0 + 5)
     good_clip = writer.write_blob(f"audio/clips/{asset}/good-after.wav", good_wav, asset, t0 + 5)
@@ -224,13 +223,16 @@ def test_hostile_inputs_each_give_one_dead_letter_and_the_job_keeps_going(
     def dead_letters() -> list:
         return [m for _, m in read_stream(ingest_redis, dl_stream)]
 
-    def all_arrived() -> bool:
-        letters = dead_letters()
-        refs = {d.raw_ref.split(":")[0] if not d.raw_ref.startswith("..") else d.raw_ref for d in letters}
-        cut = any(d.source == "pipeline.manifest" and d.raw_ref.startswith("manifest-line:") for d in letters)
-        return cut and all(ref in refs for ref, _, _ in cases)
+    def manifest_letters(reason: DeadLetterReason) -> list:  # dead letters of manifest lines name file:line
+        return [d for d in dead_letters() if d.source == "pipeline.manifest" and d.reason == reason]
 
-    wait_for(all_arrived, 60, f"{len(cases) + 1} dead letters", job)
+    def all_arrived() -> bool:
+        refs = {d.raw_ref.split(":")[0] for d in dead_letters()}
+        return (bool(manifest_letters(DeadLetterReason.TRUNCATED))
+                and bool(manifest_letters(DeadLetterReason.PATH_OUTSIDE_LANDING))
+                and all(ref in refs for ref, _, _ in cases))
+
+    wait_for(all_arrived, 60, f"{len(cases) + 2} dead letters", job)
     thermal = {(m.asset_id, m.event_time_ms) for _, m in feature_entries(ingest_redis, names, "thermal")}  # type: ignore[attr-defined]
     wait_for(lambda: (asset, t0 + 5) in {(m.asset_id, m.event_time_ms) for _, m in  # type: ignore[attr-defined]
                                           feature_entries(ingest_redis, names, "audio")}, 30, "the good clip", job)
@@ -242,6 +244,9 @@ def test_hostile_inputs_each_give_one_dead_letter_and_the_job_keeps_going(
         assert len(mine) == 1, f"{ref}: expected one dead letter, got {[(d.reason, d.detail) for d in mine]}"
         assert mine[0].reason == reason, f"{ref}: {mine[0].reason} ({mine[0].detail})"
         assert mine[0].detail and mine[0].source.startswith("pipeline.")
-    cut = [d for d in letters if d.reason == DeadLetterReason.TRUNCATED and d.source == "pipeline.manifest"]
-    assert len(cut) == 1 and cut[0].excerpt
+    cut = manifest_letters(DeadLetterReason.TRUNCATED)  # the last line of a file, cut without a line break
+    assert [d.raw_ref for d in cut] == ["manifests/visible-too-early.jsonl:1"] and cut[0].excerpt
+    outside_letters = manifest_letters(DeadLetterReason.PATH_OUTSIDE_LANDING)
+    assert len(outside_letters) == 1 and "../../etc/passwd" in outside_letters[0].detail
+    assert outside_letters[0].raw_ref.startswith("manifests/gw-") and outside_letters[0].excerpt
     assert job.alive

@@ -15,11 +15,12 @@ import redis
 from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
 from pipeline.asset_state import AssetState, MemoryHeldLines
 from pipeline.effects import IngestEffects
-from pipeline.ingest_config import IngestConfig
 from pipeline.ingestor import AssetIngestor
-from pipeline.landing import Janitor, LandingZone, ManifestError, ManifestWriter
+from pipeline.job_spec import JobSpec
+from pipeline.landing import Janitor, LandingZone, ManifestError, ManifestIndex, ManifestWriter
 from pipeline.redis_sink import PendingEntry, RedisStreamWriter
-from tests.pipeline.conftest import tiff_bytes
+from pipeline.step import StepOutput
+from tests.pipeline.conftest import job_spec, tiff_bytes
 
 ASSETS = ["A-01", "B-02"]
 
@@ -33,6 +34,18 @@ def landing(tmp_path: Path) -> Path:
 
 def frame(value: int) -> bytes:
     return tiff_bytes(np.full((120, 160), 29315 + value, np.uint16))
+
+
+def spec(landing: Path, **flink: object) -> JobSpec:
+    return job_spec(landing, "x", "redis://unused", **flink)
+
+
+def archive(landing: Path, out: StepOutput) -> StepOutput:
+    """What the effects do after the Redis write: move the handled blobs to the archive."""
+    zone = LandingZone(landing)
+    for path in out.archive:
+        zone.archive_file(path)
+    return out
 
 
 def test_paths_outside_the_landing_zone_are_refused(tmp_path: Path) -> None:
@@ -63,7 +76,7 @@ def test_janitor_archives_a_manifest_only_when_its_blobs_are_gone_and_a_checkpoi
     entry = writer.write_blob("thermal/frames/A/1.tiff", b"x", "A", 1)
     manifest = writer.publish([entry])
     checkpoints = tmp_path / "chk"
-    janitor = Janitor(zone, settle_s=0.0, retention_s=0.0, checkpoint_dir=checkpoints)
+    janitor = Janitor(zone, ManifestIndex(zone), settle_s=0.0, checkpoint_dir=checkpoints)
 
     def checkpoint(n: int, complete: bool = True) -> None:
         (checkpoints / "job" / f"chk-{n}").mkdir(parents=True, exist_ok=True)  # Flink: at trigger
@@ -90,15 +103,17 @@ def test_janitor_parses_each_waiting_manifest_once(tmp_path: Path, monkeypatch: 
     entries = [writer.write_blob(f"audio/clips/A/{i}.wav", b"x", "A", i) for i in range(40)]
     for i in range(0, 40, 4):
         writer.publish(entries[i:i + 4])
-    janitor = Janitor(zone, settle_s=0.0, retention_s=0.0)
+    janitor = Janitor(zone, ManifestIndex(zone), settle_s=0.0)
     reads: list[Path] = []
-    original = LandingZone.manifest_blobs
+    import pipeline.landing.index as index_module
 
-    def counting(self: LandingZone, manifest: Path) -> list[Path] | None:
+    original = index_module.read_manifest
+
+    def counting(manifest: Path):  # type: ignore[no-untyped-def]
         reads.append(manifest)
-        return original(self, manifest)
+        return original(manifest)
 
-    monkeypatch.setattr(LandingZone, "manifest_blobs", counting)
+    monkeypatch.setattr(index_module, "read_manifest", counting)
     for _ in range(5):
         assert janitor.run_once() == 0
     assert len(reads) == 10  # ten manifests, each parsed once over five passes
@@ -113,8 +128,7 @@ def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -
     # every line in its own manifest, as after a backlog; then delivered in a shuffled order
     for e in entries:
         writer.publish([e])
-    config = IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x", archive_processed=False)
-    ingestor = AssetIngestor(config)
+    ingestor = AssetIngestor(spec(landing))
     state = AssetState()
     order = list(range(12))
     random.Random(3).shuffle(order)
@@ -133,24 +147,36 @@ def test_lines_arriving_in_any_order_are_processed_in_seq_order(landing: Path) -
     assert out.counters.get("seq_gaps") == 1 and lost.seq == 12
 
 
-def test_a_held_line_read_again_is_a_replay_and_another_line_with_its_seq_a_dead_letter(landing: Path) -> None:
+def test_a_held_line_read_again_is_a_replay_and_a_reused_seq_with_a_new_blob_is_processed(landing: Path) -> None:
+    """Defect 8 (issue 8): a reused seq with a new blob was dropped silently as a replay (or, while
+    held, dead-lettered without archiving its blob, so its manifest stayed forever)."""
     writer = ManifestWriter(landing, epoch=3)
     entries = [writer.write_blob(f"thermal/frames/A-01/{i}.tiff", frame(i), "A-01", 1_000 + i) for i in range(3)]
     writer.publish(entries)  # all three listed: seq 0 is on its way
-    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
-                                          archive_processed=False))
+    ingestor = AssetIngestor(spec(landing))
     state = AssetState()
     assert ingestor.on_line(entries[2].to_json(), state, "A-01").entries == []  # held, waits for 0 and 1
     # a restored job's fresh source reads the same manifest again: a replay, not a dead letter
     again = ingestor.on_line(entries[2].to_json(), state, "A-01")
     assert again.entries == [] and again.counters.get("already_handled") == 1
-    # a different line with the same seq is a gateway bug
-    forged = json.loads(entries[2].to_json()) | {"path": "thermal/frames/A-01/0.tiff"}
-    out = ingestor.on_line(json.dumps(forged), state, "A-01")
-    assert [e.message.reason for e in out.entries] == [DeadLetterReason.DUPLICATE]  # type: ignore[attr-defined]
-    done = ingestor.on_line(entries[0].to_json(), state, "A-01")
-    done.extend(ingestor.on_line(entries[1].to_json(), state, "A-01"))
+    done = archive(landing, ingestor.on_line(entries[0].to_json(), state, "A-01"))
+    done.extend(archive(landing, ingestor.on_line(entries[1].to_json(), state, "A-01")))
     assert [e.message.event_time_ms for e in done.entries] == [1_000, 1_001, 1_002]  # type: ignore[attr-defined]
+    # replays of handled seqs (their blobs are archived) are recognised as such
+    replay = ingestor.on_line(entries[1].to_json(), state, "A-01")
+    assert replay.entries == [] and replay.counters.get("already_handled") == 1
+    # a gateway whose counter reset without a new epoch: seq 1 again, with a new blob
+    reused = ManifestWriter(landing, epoch=3, name_prefix="gw2")
+    new = reused.write_blob("thermal/frames/A-01/new.tiff", frame(9), "A-01", 5_000)
+    new = type(new)(**{**{f: getattr(new, f) for f in ("asset_id", "event_time_ms", "path", "kind", "nbytes",
+                                                       "sha256", "epoch", "end_ms")}, "seq": 1})
+    manifest = reused.publish([new])
+    out = archive(landing, ingestor.on_line(new.to_json(), state, "A-01"))
+    assert [e.message.event_time_ms for e in out.entries] == [5_000]  # type: ignore[attr-defined]
+    assert out.counters.get("reused_seq") == 1 and not (landing / new.path).exists()
+    janitor = Janitor(LandingZone(landing), ManifestIndex(LandingZone(landing)))
+    janitor.run_once()
+    assert not manifest.exists(), "the manifest of the reused seq must be archived"
 
 
 def test_the_reorder_timer_waits_for_a_listed_seq_and_gives_up_only_after_give_up_ms(landing: Path) -> None:
@@ -161,9 +187,7 @@ def test_the_reorder_timer_waits_for_a_listed_seq_and_gives_up_only_after_give_u
     entries = [writer.write_blob(f"thermal/frames/A-01/{i}.tiff", frame(i), "A-01", 1_000 + i) for i in range(4)]
     waiting = writer.publish(entries[1:2])  # seq 1 listed but not yet read by the source
     writer.publish([entries[0], entries[2], entries[3]])
-    config = IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x", archive_processed=False,
-                          reorder_timeout_ms=30_000, reorder_give_up_ms=600_000)
-    ingestor = AssetIngestor(config)
+    ingestor = AssetIngestor(spec(landing, reorder_timeout_ms=30_000, reorder_give_up_ms=600_000))
     state = AssetState()
     times = lambda out: [e.message.event_time_ms for e in out.entries]  # type: ignore[attr-defined]  # noqa: E731
     assert times(ingestor.on_line(entries[0].to_json(), state, "A-01")) == [1_000]
@@ -182,20 +206,20 @@ def test_the_reorder_timer_waits_for_a_listed_seq_and_gives_up_only_after_give_u
     assert [e.message.reason for e in late.entries] == [DeadLetterReason.LATE]  # type: ignore[attr-defined]
 
 
-def test_a_seq_listed_but_never_delivered_is_abandoned_with_a_dead_letter(landing: Path) -> None:
+def test_a_seq_listed_but_never_delivered_is_read_from_the_directory_after_give_up_ms(landing: Path) -> None:
     writer = ManifestWriter(landing, epoch=4)
     entries = [writer.write_blob(f"audio/clips/A-01/{i}.wav", b"RIFF", "A-01", 1_000 + i) for i in range(3)]
     writer.publish(entries)  # seq 1 stays listed forever (think: a reused name Flink skips)
-    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
-                                          archive_processed=False, reorder_give_up_ms=600_000))
+    ingestor = AssetIngestor(spec(landing, reorder_give_up_ms=600_000))
     state = AssetState()
     ingestor.on_line(entries[0].to_json(), state, "A-01")
     ingestor.on_line(entries[2].to_json(), state, "A-01")
     assert ingestor.on_timeout(state, "A-01", waited_ms=599_000).counters.get("blobs.audio") is None
     out = ingestor.on_timeout(state, "A-01", waited_ms=600_000)
-    assert out.counters.get("blobs.audio") == 1 and not state.has_pending
-    missing = [e.message for e in out.entries if e.message.reason == DeadLetterReason.MISSING_FILE]  # type: ignore[attr-defined]
-    assert len(missing) == 1 and "seq 1..1" in missing[0].detail and "unique name" in missing[0].detail  # type: ignore[attr-defined]
+    # seq 1 is read from the manifest the source never delivered: nothing is skipped, every blob handled
+    assert out.counters.get("from_index") == 1 and out.counters.get("blobs.audio") == 2 and not state.has_pending
+    assert "seq_gaps" not in out.counters
+    assert sorted(p.name for p in out.archive) == ["1.wav", "2.wav"]
 
 
 class CountingHeldLines(MemoryHeldLines):
@@ -219,8 +243,7 @@ def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path)
                for i in range(n)]
     for i in range(0, n, 10):
         writer.publish(entries[i:i + 10])
-    ingestor = AssetIngestor(IngestConfig(landing=str(landing), redis_url="redis://unused", prefix="x",
-                                          archive_processed=False))
+    ingestor = AssetIngestor(spec(landing))
     store = CountingHeldLines()
     state = AssetState(held_lines=store)
     order = list(range(1, n)) + [0]  # seq 0 last: everything else is held until it arrives
@@ -228,7 +251,7 @@ def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path)
     for i in order:
         out = ingestor.on_line(entries[i].to_json(), state, "A-01")
         sizes.append(len(state.order_json()))
-    assert state.order["audio"].held == 0 and state.order["audio"].next_seq == n
+    assert state.order["audio"][1].held == 0 and state.order["audio"][1].next_seq == n
     assert out.counters.get("blobs.audio") == n, out.counters  # all released, in order, when seq 0 came
     assert max(sizes) - min(sizes) < 20  # the stored record does not carry the held lines
     assert store.walks <= 2  # held lines are looked up by key, not by walking the store
@@ -266,7 +289,8 @@ def test_effects_archive_the_blob_only_after_the_write(landing: Path, redis_url:
     prefix = "tjob" + str(random.randrange(10**9))
     writer = ManifestWriter(landing, epoch=1)
     entry = writer.write_blob("thermal/frames/B-02/1.tiff", frame(3), "B-02", 5_000)
-    config = IngestConfig(landing=str(landing), redis_url=redis_url, prefix=prefix, shards=2)
+    writer.publish([entry])
+    config = job_spec(landing, prefix, redis_url)
     ingestor, effects = AssetIngestor(config), IngestEffects(config)
     try:
         out = ingestor.on_line(entry.to_json(), AssetState(), "B-02")
@@ -279,3 +303,24 @@ def test_effects_archive_the_blob_only_after_the_write(landing: Path, redis_url:
         keys = list(redis_client.scan_iter(f"{prefix}:*"))
         if keys:
             redis_client.delete(*keys)
+
+
+def test_the_janitor_leaves_manifests_present_at_start_until_the_source_has_read_them(tmp_path: Path) -> None:
+    """A restored job's fresh source reads every manifest in the directory again; archiving one it has
+    not read yet can make the reader fail on the missing file, and every restore after it (a stuck job)."""
+    zone = LandingZone(tmp_path)
+    index = ManifestIndex(zone)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    lines = [writer.write_blob(f"thermal/frames/A/{i}.tiff", b"x", "A", i) for i in range(2)]
+    old = writer.publish(lines)  # handled before the restore: its blobs are archived
+    for entry in lines:
+        zone.archive_file(tmp_path / entry.path)
+    janitor = Janitor(zone, index, wait_for_source=True)
+    assert janitor.run_once() == 0 and old.exists()  # done, but this job's source has not read it
+    index.saw(lines[0].to_json())  # the source delivers it again, line by line (replays)
+    assert janitor.run_once() == 0 and old.exists()
+    index.saw(lines[1].to_json())
+    assert janitor.run_once() == 1 and not old.exists()
+    later = writer.publish([writer.write_blob("thermal/frames/A/9.tiff", b"y", "A", 9)])
+    zone.archive_file(tmp_path / "thermal/frames/A/9.tiff")
+    assert janitor.run_once() == 1 and not later.exists()  # published after the start: the usual rule

@@ -13,7 +13,7 @@ from linewatch.contract import DeadLetterReason as R
 from pipeline.decoders import AlarmEvent, TagSample
 from pipeline.validation import (
     AssetRegistry,
-    EventTimeGuard,
+    EventTimePolicy,
     InvalidRecord,
     check_clip,
     check_frame,
@@ -89,36 +89,20 @@ def test_alarm_of_unknown_asset(registry: AssetRegistry) -> None:
     assert registry.check_alarm(AlarmEvent("PMP-01", 0, "A101", "ACTIVE", "X"), "a:1") is None
 
 
-def test_late_future_and_duplicate() -> None:
-    guard = EventTimeGuard("PMP-01", allowed_lateness_ms=2_000, future_tolerance_ms=1_000)
+def test_one_event_time_policy() -> None:
+    policy = EventTimePolicy(future_tolerance_ms=1_000)
     now = 100_000
-    assert guard.check(("speed_rpm", 50_000), 50_000, now, "a:1") is None
-    assert guard.check(("speed_rpm", 49_000), 49_000, now, "a:2") is None  # 1 s late: allowed
-    assert guard.check(("speed_rpm", 48_000), 48_000, now, "a:3") is None  # exactly at the limit
-    assert guard.check(("speed_rpm", 47_999), 47_999, now, "a:3").reason is R.LATE
-    assert guard.check(("speed_rpm", 50_000), 50_000, now, "a:4").reason is R.DUPLICATE
-    assert guard.check(("bearing_temp_c", 50_000), 50_000, now, "a:5") is None  # other tag, same time
-    assert guard.check(("speed_rpm", 101_000), 101_000, now, "a:6") is None  # at the tolerance
-    assert guard.check(("speed_rpm", 101_001), 101_001, now, "a:7").reason is R.FUTURE
-    assert guard.max_event_time_ms == 101_000
-
-
-def test_blob_duplicates_by_content() -> None:
-    guard = EventTimeGuard("PMP-01")
-    assert guard.check_blob("ab" * 32, ("frame", 1_000), 1_000, 1_000, "m:1") is None
-    again = guard.check_blob("ab" * 32, ("frame", 1_500), 1_500, 1_500, "m:2")
-    assert again.reason is R.DUPLICATE and "sha256" in again.detail
-
-
-def test_guard_memory_is_bounded() -> None:
-    guard = EventTimeGuard("PMP-01", allowed_lateness_ms=1_000, max_keys=500, max_blobs=10)
-    for ms in range(0, 100_000, 10):  # 10,000 records over 100 s
-        assert guard.check(("speed_rpm", ms), ms, ms, "a") is None
-    assert len(guard) <= 101  # only the lateness horizon (1 s at 100 Hz) is remembered
-    tight = EventTimeGuard("PMP-01", allowed_lateness_ms=10**9, max_keys=500, max_blobs=10)
-    for k in range(2_000):
-        tight.check_blob(f"{k:064x}", ("frame", k), k, k, "m")
-    assert len(tight) == 500 and len(tight._blobs) == 10
+    assert policy.future(101_000, now, "a:1") is None  # at the tolerance
+    assert policy.future(101_001, now, "a:2", "PMP-01").reason is R.FUTURE
+    assert policy.after_last(50_000, None, "thermal", "f", "PMP-01") is None
+    assert policy.after_last(50_001, 50_000, "thermal", "f", "PMP-01") is None
+    assert policy.after_last(50_000, 50_000, "thermal", "f", "PMP-01").reason is R.DUPLICATE
+    assert policy.after_last(49_999, 50_000, "thermal", "f", "PMP-01").reason is R.LATE
+    # PLC windows close up to the file's end (else its newest row), never past the clock
+    assert policy.watermark(newest_ms=90_000, end_ms=None, now_ms=now) == 90_000
+    assert policy.watermark(newest_ms=90_000, end_ms=95_000, now_ms=now) == 94_999
+    assert policy.watermark(newest_ms=10**15, end_ms=None, now_ms=now) == now
+    assert policy.watermark(newest_ms=None, end_ms=None, now_ms=now) is None
 
 
 def test_frame_checks() -> None:

@@ -16,8 +16,8 @@ import pytest
 from linewatch.simulator import Factory, SimulatorConfig
 from linewatch.simulator.manifests import epoch_ms
 from linewatch.simulator.timefmt import file_stamp
-from pipeline.decoders import decode_alarm_file, decode_manifest_file, decode_plc_file, read_blob
-from pipeline.landing import MODALITY_OF_KIND, LandingZone, parse_manifest_line
+from pipeline.decoders import decode_alarm_file, decode_plc_file
+from pipeline.landing import MODALITY_OF_KIND, LandingZone, ManifestEntry, parse_manifest_line, read_manifest
 
 ISO = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"
 ROLL_S = 5.0
@@ -66,16 +66,13 @@ def test_the_ingestion_decoders_accept_every_line(alarm_dir: Path) -> None:
     manifests = sorted((alarm_dir / "manifests").iterdir())
     assert manifests
     for path in manifests:
-        data = path.read_bytes()
-        result = decode_manifest_file(data, path.name, alarm_dir)
-        assert result.errors == []
-        lines = data.decode().splitlines()
-        assert len(result.blobs) == len(lines)
-        for blob, line in zip(result.blobs, lines, strict=True):
-            read_blob(blob)  # raises on a missing file, another size or another SHA-256
-            entry = parse_manifest_line(line)
-            assert zone.resolve(entry.path) == blob.path
-            assert entry.seq is not None and entry.nbytes == blob.nbytes and entry.sha256 == blob.sha256
+        lines = read_manifest(path) or []
+        assert len(lines) == len(path.read_text().splitlines())
+        for line in lines:
+            entry = line.parsed  # the pipeline's one manifest parser
+            assert isinstance(entry, ManifestEntry), entry
+            zone.read(entry)  # raises on a missing file, another size or another SHA-256
+            assert entry == parse_manifest_line(line.text) and entry.seq is not None
             kinds.add(entry.kind)
     assert kinds == {"plc", "alarms", "thermal", "audio"}
 

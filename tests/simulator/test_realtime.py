@@ -15,8 +15,7 @@ import soundfile as sf
 import tifffile
 
 from linewatch.simulator import Factory, GroundTruth, SimulatorConfig
-from pipeline.decoders import decode_manifest_file, read_blob
-from pipeline.landing import MODALITY_OF_KIND
+from pipeline.landing import MODALITY_OF_KIND, LandingZone, ManifestEntry, read_manifest
 
 
 class Watcher:
@@ -60,10 +59,10 @@ class Watcher:
             assert info.frames == 16000 and info.samplerate == 16000
         elif p.parent.name == "manifests":
             data = p.read_bytes()
-            result = decode_manifest_file(data, p.name, self.root)
-            assert result.errors == [], result.errors
-            for blob in result.blobs:
-                read_blob(blob)  # missing_file / truncated / decode_error if not closed yet
+            lines = read_manifest(p) or []
+            assert all(isinstance(line.parsed, ManifestEntry) for line in lines), lines
+            for line in lines:
+                LandingZone(self.root).read(line.parsed)  # type: ignore[arg-type]  # missing/truncated if not closed yet
             self.manifest_lines += [(p.name, json.loads(line)) for line in data.decode().splitlines()]
         elif p.suffix == ".csv" and p.parent.name == "plc":
             self.plc_files += 1

@@ -1,0 +1,79 @@
+"""PLC historian files: rows → per-row checks → the asset's sliding windows → window features.
+
+Every row is checked on its own (registry range, ``future``, ``late`` for a row whose windows
+were all emitted: one dead letter per row naming ``path:line``, capped per file), and windows
+close up to the file's ``end`` (else its newest accepted row) but never past the job's clock,
+so no single bad row moves an asset's windows, or its high-water mark, into the future.
+"""
+
+from __future__ import annotations
+
+import time
+
+from linewatch.contract import DeadLetterReason, Modality
+from pipeline.asset_state import AssetState
+from pipeline.decoders import RejectedInput, TagSample, decode_plc_file
+from pipeline.features.messages import plc_features_message
+from pipeline.features.plc_window import PlcWindowBuffer
+from pipeline.handlers.base import Blob, HandlerContext
+from pipeline.step import StepOutput
+from pipeline.validation import InvalidRecord
+
+
+def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
+    """The asset's window buffer (shared by PLC files and alarm logs)."""
+    if state.plc is None:
+        state.plc = PlcWindowBuffer(asset_id)
+    buf: PlcWindowBuffer = state.plc
+    return buf
+
+
+def _excerpt(sample: TagSample) -> str:
+    return f"{sample.timestamp_ms} {sample.full_tag}={sample.value} {sample.quality}"
+
+
+def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
+    entry = blob.entry
+    result = decode_plc_file(blob.data, blob.ref, "jsonl" if blob.ref.endswith(".jsonl") else "csv")
+    errors: list[RejectedInput] = list(result.errors)
+    buf = window_buffer(state, blob.asset_id)
+    registry = ctx.registry.registry
+    foreign = late = 0
+    newest: int | None = None
+    for sample in result.samples:
+        if sample.asset_id != blob.asset_id:
+            foreign += 1
+            continue
+        ref = sample.ref or blob.ref
+        problem = (registry.check_tag_sample(sample, ref) if registry is not None else None) or ctx.policy.future(
+            sample.timestamp_ms, blob.now_ms, ref, blob.asset_id, _excerpt(sample))
+        if problem is not None:
+            errors.append(problem)
+            continue
+        if not buf.add_sample(sample):
+            late += 1
+            errors.append(InvalidRecord(
+                DeadLetterReason.LATE, f"sample at {sample.timestamp_ms} is older than the windows already emitted for "
+                f"{blob.asset_id} (last window end {buf.last_closed_end})", ref, _excerpt(sample),
+                asset_id=blob.asset_id, event_time_ms=sample.timestamp_ms))
+            continue
+        newest = sample.timestamp_ms if newest is None else max(newest, sample.timestamp_ms)
+    ctx.dead.per_line(out, "pipeline.plc", errors, blob.asset_id, blob.ref)
+    if foreign:
+        ctx.dead.add(out, "pipeline.plc", DeadLetterReason.SCHEMA_ERROR,
+                     f"{foreign} rows name another asset than the manifest's {blob.asset_id!r}", blob.ref,
+                     asset_id=blob.asset_id)
+    out.count("plc_late_samples", late)
+    out.count("plc_samples", len(result.samples) - foreign)
+    end_ms = entry.end_ms
+    if end_ms is not None and ctx.policy.future(end_ms, blob.now_ms, blob.ref) is not None:
+        end_ms = None  # an 'end' ahead of the clock closes nothing (the rows themselves were checked)
+        out.count("plc_future_end")
+    watermark = ctx.policy.watermark(newest, end_ms, blob.now_ms)
+    if watermark is None:
+        return
+    for window in buf.advance(watermark):
+        msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
+                                   asset=blob.info)
+        out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
+        out.count("entries.plc")

@@ -1,0 +1,34 @@
+"""Thermal frames: TIFF → checks → baseline-relative statistics and the normalized frame."""
+
+from __future__ import annotations
+
+import time
+
+from linewatch.contract import Modality
+from pipeline.asset_state import AssetState
+from pipeline.decoders import decode_thermal_tiff
+from pipeline.features.messages import thermal_features_message
+from pipeline.features.thermal_features import ThermalBaseline
+from pipeline.handlers.base import Blob, HandlerContext
+from pipeline.step import StepOutput
+from pipeline.validation import check_frame
+
+
+def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
+    entry = blob.entry
+    frame = decode_thermal_tiff(blob.data, blob.ref)
+    problem = (check_frame(frame, blob.ref, ctx.frame_limits, asset_id=blob.asset_id, event_time_ms=entry.event_time_ms)
+               or ctx.new_record(blob, state, "thermal"))
+    if problem is not None:
+        ctx.dead.rejection(out, "pipeline.thermal", problem, blob.asset_id)
+        return
+    state.last_ms["thermal"] = entry.event_time_ms
+    if state.baseline is None:
+        state.baseline = ThermalBaseline()
+    regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
+    msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
+                                   state.baseline.baseline_ck, regions, source=blob.ref,
+                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info)
+    state.baseline.update(frame)
+    out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
+    out.count("entries.thermal")
