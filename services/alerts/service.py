@@ -28,7 +28,10 @@ def alert_workers(client: redis.Redis, names: StreamNames, settings: AlertsSetti
                                                         **common),  # type: ignore[arg-type]
                             router.inputs, router, metrics=metrics)]
     store = AlertStore(client, names, maxlen)
-    alerts_input = lambda unit: [names.alerts]
+
+    def alerts_input(unit: int) -> list[str]:
+        return [names.alerts]
+
     if settings.mqtt.enabled if mqtt is None else mqtt:
         from services.alerts.mqtt_notifier import MqttNotifier
 
