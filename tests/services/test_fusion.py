@@ -69,11 +69,11 @@ def test_state_survives_a_restart(redis_client: redis.Redis, stream_names: Strea
     settings = FusionSettings(raise_k=3, raise_n=5, clear_m=2, lease_ttl_ms=2000, min_confidence=0.2)
     first = fusion_worker(redis_client, stream_names, settings)
     with running(first):
-        n = _feed(redis_client, stream_names, "CNV-03", ["imbalance"] * 2, modalities=("thermal",))
+        n = _feed(redis_client, stream_names, "CNV-03", ["cooling_failure"] * 2, modalities=("thermal",))
         wait_for(lambda: first.stats.handled == n, 20, "first half")
     second = fusion_worker(redis_client, stream_names, settings)  # a new process: state comes from Redis
     with running(second):
-        m = _feed(redis_client, stream_names, "CNV-03", ["imbalance"], t0=12_000, modalities=("thermal",))
+        m = _feed(redis_client, stream_names, "CNV-03", ["cooling_failure"], t0=12_000, modalities=("thermal",))
         wait_for(lambda: second.stats.handled == m, 20, "second half")
     vs = _verdicts(redis_client, stream_names)
     assert [v.state for v in vs] == ["normal", "normal", "raised"]
