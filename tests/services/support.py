@@ -27,23 +27,26 @@ from linewatch.streaming import StreamWorker
 
 REPO = Path(__file__).resolve().parents[2]
 CLASSES = ["normal", "bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation"]
-SHAPES = {"plc": (37,), "thermal": (120, 160), "audio": (64, 101)}
+#: Length of the model-input ``vector`` the shipped models read (features v3: pipeline.features).
+SHAPES = {"plc": (45,), "thermal": (69,), "audio": (79,)}
 
 
 def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type: str = "pump",
              value: np.ndarray | None = None) -> ThermalFeatures | PlcFeatures | AudioFeatures:
-    """A features message of ``modality`` with random (or given) model input."""
+    """A features message of ``modality`` whose model input (``vector``) is random (or ``value``)."""
+    from pipeline.features import FEATURES_VERSION
+
     rng = np.random.default_rng(seed)
-    x = value if value is not None else rng.normal(size=SHAPES[modality])
+    x = np.asarray(value if value is not None else rng.normal(size=SHAPES[modality]), np.float32)
     now = int(time.time() * 1000)
-    common = dict(asset_id=asset_id, asset_type=asset_type, event_time_ms=t_ms, features_version=1,
-                  source=f"{modality}/{asset_id}/{t_ms}", ingest_time_ms=now)
+    common = dict(asset_id=asset_id, asset_type=asset_type, event_time_ms=t_ms, features_version=FEATURES_VERSION,
+                  source=f"{modality}/{asset_id}/{t_ms}", ingest_time_ms=now, vector=x)
     if modality == "thermal":
-        return ThermalFeatures(stats={}, frame=np.asarray(x, np.float16), **common)
+        return ThermalFeatures(stats={}, frame=np.zeros((120, 160), np.float16), **common)
     if modality == "audio":
-        return AudioFeatures(stats={}, logmel=np.asarray(x, np.float32), **common)
-    return PlcFeatures(window_start_ms=t_ms - 1000, window_end_ms=t_ms, feature_names=[f"f{i}" for i in range(len(x))],
-                       values=np.asarray(x, np.float32), n_samples=10, **common)
+        return AudioFeatures(stats={}, logmel=np.zeros((64, 101), np.float32), **common)
+    return PlcFeatures(window_start_ms=t_ms - 1000, window_end_ms=t_ms, feature_names=[f"f{i}" for i in range(37)],
+                       values=np.zeros(37, np.float32), n_samples=10, **common)
 
 
 def prediction(modality: str, asset_id: str, t_ms: int, label: str, p: float = 0.9,

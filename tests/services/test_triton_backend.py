@@ -15,7 +15,7 @@ import redis
 
 from linewatch.contract import StreamNames, decode_message
 from linewatch.service_settings import InferenceSettings
-from models.registry.store import DEFAULT_ROOT
+from models.registry.store import DEFAULT_ROOT, ModelRegistry
 from models.runtime.pytriton_process import TRITON_VENV, PyTritonProcess, venv_ready
 from services.inference.model import load_served_model
 from services.inference.service import inference_worker
@@ -33,7 +33,7 @@ from tests.services.support import (
 
 pytestmark = pytest.mark.triton
 
-MODEL_DIR = DEFAULT_ROOT / "thermal" / "v1"
+MODEL_DIR = ModelRegistry(DEFAULT_ROOT).version_dir("thermal")  # the shipped (latest) version
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def _produce(client: redis.Redis, names: StreamNames, n: int) -> dict[str, np.nd
     sent = {}
     for i in range(n):
         msg = features("thermal", f"PMP-{i % 3:02d}", i, seed=i)
-        sent[write(client, names.features("thermal", msg.asset_id), msg)] = msg.frame.astype(np.float32)
+        sent[write(client, names.features("thermal", msg.asset_id), msg)] = msg.vector.astype(np.float32)
     return sent
 
 
