@@ -320,10 +320,114 @@ class Feedback(Message):
     time_ms: int
 
 
+class FeatureWeight(BaseModel):
+    """One feature (or image/spectrogram segment) and its weight in an explanation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    weight: float = Field(description="LIME weight towards the explained class (signed).")
+    value: float | None = Field(default=None, description="The feature's value in the explained input.")
+
+
+class RuleHit(BaseModel):
+    """A domain rule (governance rule engine, YAML) that fired on the explained input."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    rule_id: str
+    label: str = Field(description="The fault class the rule points at.")
+    cause: str
+    action: str = Field(description="Recommended action for the maintenance engineer.")
+    conditions: list[str] = Field(default_factory=list, description="The conditions that held, as text.")
+
+
+class ModalityExplanation(BaseModel):
+    """LIME on one modality's model for one verdict."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    modality: str
+    model: ModelRef
+    explained_label: str
+    probability: float = Field(ge=0.0, le=1.0)
+    top_features: list[FeatureWeight] = Field(default_factory=list, description="Largest |weight| first.")
+    stability: float = Field(ge=0.0, le=1.0, description="Top-k overlap (Jaccard) across seeds.")
+    num_samples: int
+    seed: int
+    features_entry_id: str = ""
+    heatmap_png: str = Field(default="", description="Path of the heatmap PNG under the explanations directory.")
+    latency_ms: float = 0.0
+
+
+class Explanation(Message):
+    """Why a fault verdict was raised: LIME per modality + the rule engine, and whether they agree.
+
+    ``thermal_heatmap`` / ``audio_heatmap`` carry the per-pixel (per time-frequency bin) LIME weight
+    maps (float32, same shape as the model's frame / log-mel input; empty when not explained).
+    """
+
+    SCHEMA: ClassVar[str] = "explanation"
+    explanation_id: str = Field(description="Stable id: the verdict entry id it explains.")
+    verdict_entry_id: str
+    alert_id: str = ""
+    asset_id: str
+    asset_type: str = ""
+    label: str = Field(description="The verdict's fault label.")
+    event_time_ms: int
+    modalities: list[ModalityExplanation] = Field(default_factory=list)
+    rule_hits: list[RuleHit] = Field(default_factory=list)
+    agreement: bool = Field(description="LIME's top features and a rule hit point at the same fault/signals.")
+    agreement_detail: str = ""
+    explained_at_ms: int
+    thermal_heatmap: NDArray = Field(default_factory=_no_vector)
+    audio_heatmap: NDArray = Field(default_factory=_no_vector)
+
+
+class DriftFeature(BaseModel):
+    """One tested feature in a drift window."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    test: Literal["ks", "chi2"] = "ks"
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    effect_size: float = Field(description="KS: the D statistic in reference-std units of the median shift; "
+                               "chi2: Cramer's V.")
+    drifted: bool
+
+
+class DriftReport(Message):
+    """One drift decision (governance ``serve drift``): feature, prediction, error or shadow-teacher drift.
+
+    Written to ``lw:drift`` for every evaluated window with a drift finding or a state change; raise/clear
+    go to the alert router as ``AlertRequest`` (source ``drift``).
+    """
+
+    SCHEMA: ClassVar[str] = "drift.report"
+    kind: Literal["feature", "prediction", "error", "shadow"]
+    scope: Literal["asset", "fleet"]
+    asset_id: str = Field(description='The asset, or "fleet".')
+    modality: str
+    window_start_ms: int
+    window_end_ms: int
+    n_live: int
+    n_reference: int
+    drifted: bool
+    state: Literal["normal", "raised", "cleared"] = "normal"
+    cause: str = Field(default="", description="sensor | machine | fleet | model (shadow/error) | '' when none.")
+    cause_detail: str = ""
+    correction: str = Field(default="", description="bonferroni | bh")
+    alpha: float = 0.0
+    features: list[DriftFeature] = Field(default_factory=list, description="Drifted features first.")
+    detector: str = Field(default="", description="ks | chi2 | EDDM | ADWIN | PageHinkley")
+    error_rate: float | None = None
+    model: ModelRef | None = None
+    decided_at_ms: int
+
+
 MESSAGE_TYPES: Mapping[str, type[Message]] = {
     cls.SCHEMA: cls
     for cls in (DeadLetter, PlcFeatures, ThermalFeatures, AudioFeatures, Prediction, Verdict, Alert, AlertRequest,
-                Feedback)
+                Feedback, Explanation, DriftReport)
 }
 
 

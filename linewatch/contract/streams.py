@@ -39,6 +39,9 @@ class ConsumerGroup(StrEnum):
     DRIFT = "drift"
     AUDIT = "audit"
     DASHBOARD = "dashboard"
+    EXPLAIN = "explain"
+    SHADOW = "shadow"
+    WEB = "web"
     # services (issue 9): the alert destinations read lw:alerts each with its own group
     NOTIFY_MQTT = "notify-mqtt"
     NOTIFY_WEBHOOK = "notify-webhook"
@@ -105,6 +108,19 @@ class StreamNames:
     def feedback(self) -> str:
         """Operators' confirm/reject of alerts (``Feedback``; governance reads)."""
         return f"{self.prefix}:feedback"
+
+    # -- governance (issue 11) -------------------------------------------------------------------------
+    def explanations(self) -> str:
+        """Explanations of fault verdicts (``Explanation``; governance ``serve explain`` writes, web reads)."""
+        return f"{self.prefix}:explanations"
+
+    def drift(self) -> str:
+        """Drift decisions (``DriftReport``; governance ``serve drift`` writes, web reads)."""
+        return f"{self.prefix}:drift"
+
+    def shadow_predictions(self, modality: Modality | str) -> str:
+        """Teacher predictions on the sampled fraction of inputs (governance shadow scoring)."""
+        return f"{self.prefix}:shadow:{Modality(modality).value}"
 
     def lease(self, role: str, shard: int) -> str:
         """Lease (owner + fencing token) of ``shard`` for a worker role, e.g. ``inference.thermal``."""

@@ -16,6 +16,12 @@ from linewatch.contract import (
     AudioFeatures,
     DeadLetter,
     DeadLetterReason,
+    DriftFeature,
+    DriftReport,
+    Explanation,
+    FeatureWeight,
+    ModalityExplanation,
+    RuleHit,
     Feedback,
     MalformedMessageError,
     Message,
@@ -62,6 +68,20 @@ def _examples() -> list[Message]:
                  true_label="normal", verdict_entry_id="2-0",
                  models={"thermal": ModelRef(name="thermal-student", version="v1", sha256="ab")},
                  user="op1", comment="sensor knocked", time_ms=13),
+        Explanation(explanation_id="1-0", verdict_entry_id="1-0", alert_id="A-1", asset_id="PMP-01",
+                    label="bearing_wear", event_time_ms=14, agreement=True, explained_at_ms=15,
+                    modalities=[ModalityExplanation(
+                        modality="thermal", model=ModelRef(name="thermal-student", version="v4"),
+                        explained_label="bearing_wear", probability=0.8, stability=0.9, num_samples=500, seed=0,
+                        top_features=[FeatureWeight(name="de_bearing.max_rise", weight=0.4, value=12.0)])],
+                    rule_hits=[RuleHit(rule_id="bearing-hot", label="bearing_wear", cause="outer-race wear",
+                                       action="plan a bearing change", conditions=["de_bearing.max_rise >= 8"])],
+                    thermal_heatmap=np.arange(6, dtype=np.float32).reshape(2, 3)),
+        DriftReport(kind="feature", scope="asset", asset_id="PMP-01", modality="plc", window_start_ms=0,
+                    window_end_ms=16, n_live=500, n_reference=256, drifted=True, state="raised", cause="sensor",
+                    correction="bh", alpha=0.01, detector="ks", decided_at_ms=17,
+                    features=[DriftFeature(name="motor_temp_c.mean", statistic=0.4, p_value=1e-6, p_adjusted=1e-5,
+                                           effect_size=1.2, drifted=True)]),
     ]
 
 
