@@ -108,15 +108,12 @@ class JobSpec(BaseModel):
     @property
     def stats_key(self) -> str:
         """Hash of the job's counters and latency (read by ``linewatch demo``)."""
-        return f"{self.streams.prefix}:ingest:stats"
+        return self.names.ingest_stats()
 
     @property
     def probe_key(self) -> str:
         """Hash where the job acknowledges readiness probes (token -> ms)."""
-        return f"{self.streams.prefix}:ingest:probe"
-
-    def hwm_key(self, modality: str) -> str:
-        return f"{self.streams.prefix}:ingest:hwm:{modality}"
+        return self.names.ingest_probe()
 
     def to_json(self, python: str | None = None) -> str:
         """``spec.json``; ``python``: the interpreter the job will run with, if not :attr:`python`."""

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import redis
 
+from linewatch.contract import StreamNames
 from linewatch.settings import Settings
 from pipeline.job_spec import JobSpec
 
@@ -255,7 +256,8 @@ class IngestSupervisor:
         """Manifests the janitor has archived so far (all generations)."""
         client = redis.Redis.from_url(self.redis_url)
         try:
-            return int(client.hget(f"{self.settings.streams.prefix}:ingest:stats", "manifests_archived") or 0)
+            stats = StreamNames(self.settings.streams.prefix, self.settings.streams.shards).ingest_stats()
+            return int(client.hget(stats, "manifests_archived") or 0)
         finally:
             client.close()
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linewatch.contract import DeadLetter, DeadLetterReason
+from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
 from pipeline.decoders.errors import RejectedInput, printable_excerpt
 from pipeline.redis_sink import PendingEntry, dedup_key_for
 
@@ -42,10 +42,9 @@ class StepOutput:
 
 @dataclass(frozen=True)
 class DeadLetters:
-    """Builds dead-letter entries (``<prefix>:deadletter``, deduplicated by reference, reason, detail)."""
+    """Builds dead-letter entries (``names.deadletter``, deduplicated by reference, reason, detail)."""
 
-    stream: str
-    prefix: str
+    names: StreamNames
 
     def add(self, out: StepOutput, source: str, reason: DeadLetterReason, detail: str, raw_ref: str,
             excerpt: bytes | str = "", asset_id: str | None = None, event_time_ms: int | None = None) -> None:
@@ -53,8 +52,8 @@ class DeadLetters:
             source=source, reason=reason, detail=detail[:2000], raw_ref=raw_ref, excerpt=printable_excerpt(excerpt),
             asset_id=asset_id, event_time_ms=event_time_ms, failed_at_ms=int(time.time() * 1000),
         )
-        out.entries.append(PendingEntry(stream=self.stream, message=msg,
-                                        dedup_key=dedup_key_for(self.prefix, raw_ref, reason.value, detail)))
+        out.entries.append(PendingEntry(stream=self.names.deadletter, message=msg,
+                                        dedup_key=dedup_key_for(self.names, raw_ref, reason.value, detail)))
         out.count("deadletters")
         out.count(f"deadletters.{reason.value}")
 

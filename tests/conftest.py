@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from linewatch.contract import StreamNames
+from tests.redis_cluster import LocalRedisCluster
 
 DEFAULT_TEST_REDIS = "redis://127.0.0.1:6379/0"
 
@@ -46,3 +47,12 @@ def stream_names(redis_client: redis.Redis) -> Iterator[StreamNames]:
     keys = list(redis_client.scan_iter(match=f"{names.prefix}:*", count=1000))
     if keys:
         redis_client.delete(*keys)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisCluster]:
+    """A real Redis Cluster of 3 masters (Debian's ``redis-server --cluster-enabled yes`` on free
+    local ports, ``cluster_state:ok`` awaited); stopped at the end. No redis-server: an error."""
+    cluster = LocalRedisCluster(tmp_path_factory.mktemp("redis-cluster")).start()
+    yield cluster
+    cluster.stop()

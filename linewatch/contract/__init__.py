@@ -31,11 +31,11 @@ from linewatch.contract.messages import (
     decode_message,
     encode_message,
 )
-from linewatch.contract.streams import ConsumerGroup, Modality, StreamNames, shard_of
+from linewatch.contract.streams import ConsumerGroup, Modality, StreamNames, hash_tag, shard_of
 
 __all__ = [
     "Alert", "AlertRequest", "AlertSeverity", "ArraySpec", "AudioFeatures", "ConsumerGroup", "ContractError", "DeadLetter",
     "DeadLetterReason", "DriftFeature", "DriftReport", "Explanation", "FeatureWeight", "Feedback", "MESSAGE_TYPES", "MalformedMessageError", "Message", "ModalityExplanation", "ModelRef", "Modality", "PlcFeatures",
     "Prediction", "RuleHit", "StreamNames", "ThermalFeatures", "UnknownSchemaError", "Verdict", "decode_array",
-    "decode_message", "encode_array", "encode_message", "shard_of",
+    "decode_message", "encode_array", "encode_message", "hash_tag", "shard_of",
 ]

@@ -4,13 +4,32 @@ Feature streams are split per modality and per shard of assets; an asset always 
 the same shard (CRC-32 of its id), so one consumer of a shard sees that asset's entries in
 order.
 
+**Redis Cluster hash tags.** Every per-shard key ends with the shard's hash tag ``{s<k>}``:
+Redis Cluster hashes only the part between the braces, so all keys of one shard (feature,
+prediction and verdict streams, the services' lease and state hashes, the ingestion job's
+high-water marks) live in one hash slot, and a Lua script or ``MULTI`` that touches several of
+them never fails with ``CROSSSLOT``. A companion of a global stream carries that stream's full
+name as its tag (``{lw:deadletter}``): a key without braces hashes by its whole name, so the
+companion shares the stream's slot. Every key still starts with ``<prefix>:``, so
+``SCAN MATCH lw:*`` and ACL key patterns ``~lw:*`` cover them all.
+
 >>> names = StreamNames(prefix="lw", shards=4)
 >>> names.features("thermal", "PRS-02")
-'lw:features:thermal:s3'
+'lw:features:thermal:{s3}'
 >>> names.shard_of("CNV-03")
 1
+>>> names.lease("inference.thermal", 3)
+'lw:lease:inference.thermal:{s3}'
+>>> names.ingest_marks("thermal", 3)
+'lw:ingest:hwm:thermal:{s3}'
 >>> names.deadletter
 'lw:deadletter'
+>>> names.ingest_dedup("6f0c3309e56626fc38c64358")
+'lw:ingest:dedup:{lw:deadletter}:6f0c3309e56626fc38c64358'
+>>> hash_tag(names.features("thermal", "PRS-02")) == hash_tag(names.ingest_marks("thermal", 3))
+True
+>>> hash_tag(names.ingest_dedup("ab")) == hash_tag(names.deadletter)
+True
 >>> len(names.all_feature_streams())
 12
 """
@@ -54,12 +73,38 @@ def shard_of(asset_id: str, shards: int) -> int:
     return zlib.crc32(asset_id.encode("utf-8")) % shards
 
 
+def hash_tag(key: str) -> str:
+    """The part of ``key`` Redis Cluster hashes: the text between the first ``{`` and the next ``}``
+    when that is not empty, else the whole key (keys with equal tags share a hash slot).
+
+    >>> hash_tag("lw:features:plc:{s1}"), hash_tag("lw:deadletter"), hash_tag("a{}b")
+    ('s1', 'lw:deadletter', 'a{}b')
+    """
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            return key[start + 1:end]
+    return key
+
+
 @dataclass(frozen=True)
 class StreamNames:
     """Names of every stream for a given prefix and shard count (see docs/streams.md)."""
 
     prefix: str = "lw"
     shards: int = 4
+
+    def __post_init__(self) -> None:
+        if not self.prefix or "{" in self.prefix or "}" in self.prefix:
+            raise ValueError(f"stream prefix {self.prefix!r} must be non-empty and free of braces "
+                             "(braces are Redis Cluster hash tags)")
+        if self.shards < 1:
+            raise ValueError("shards must be >= 1")
+
+    def shard_tag(self, shard: int) -> str:
+        """Hash tag of every key of ``shard``: they share one Redis Cluster hash slot."""
+        return f"{{s{self._check(shard)}}}"
 
     def shard_of(self, asset_id: str) -> int:
         return shard_of(asset_id, self.shards)
@@ -69,21 +114,21 @@ class StreamNames:
         return self.features_shard(modality, self.shard_of(asset_id))
 
     def features_shard(self, modality: Modality | str, shard: int) -> str:
-        return f"{self.prefix}:features:{Modality(modality).value}:s{self._check(shard)}"
+        return f"{self.prefix}:features:{Modality(modality).value}:{self.shard_tag(shard)}"
 
     def predictions(self, modality: Modality | str, asset_id: str) -> str:
         """Per-modality model outputs (written by the inference service)."""
         return self.predictions_shard(modality, self.shard_of(asset_id))
 
     def predictions_shard(self, modality: Modality | str, shard: int) -> str:
-        return f"{self.prefix}:predictions:{Modality(modality).value}:s{self._check(shard)}"
+        return f"{self.prefix}:predictions:{Modality(modality).value}:{self.shard_tag(shard)}"
 
     def verdicts(self, asset_id: str) -> str:
         """Fused per-asset verdicts (written by the fusion service)."""
         return self.verdicts_shard(self.shard_of(asset_id))
 
     def verdicts_shard(self, shard: int) -> str:
-        return f"{self.prefix}:verdicts:s{self._check(shard)}"
+        return f"{self.prefix}:verdicts:{self.shard_tag(shard)}"
 
     @property
     def alerts(self) -> str:
@@ -94,6 +139,28 @@ class StreamNames:
     def deadletter(self) -> str:
         """Rejected input of every stage, each entry with a reason."""
         return f"{self.prefix}:deadletter"
+
+    # -- ingestion job (pipeline) ------------------------------------------------------------------
+    def ingest_marks(self, modality: Modality | str, shard: int) -> str:
+        """Hash of the ingestion job's per-asset high-water marks (asset -> event time, ms) of the
+        assets on ``shard``: same hash slot as their feature stream (the sink's script writes both)."""
+        return f"{self.prefix}:ingest:hwm:{Modality(modality).value}:{self.shard_tag(shard)}"
+
+    def ingest_marks_of(self, modality: Modality | str, asset_id: str) -> str:
+        """:meth:`ingest_marks` of the shard of ``asset_id``."""
+        return self.ingest_marks(modality, self.shard_of(asset_id))
+
+    def ingest_dedup(self, digest: str) -> str:
+        """Dedup key (``SET NX``) of one dead letter of the ingestion job: same slot as :attr:`deadletter`."""
+        return f"{self.prefix}:ingest:dedup:{{{self.deadletter}}}:{digest}"
+
+    def ingest_stats(self) -> str:
+        """Hash of the ingestion job's counters and latency (read by ``linewatch demo``)."""
+        return f"{self.prefix}:ingest:stats"
+
+    def ingest_probe(self) -> str:
+        """Hash where the ingestion job acknowledges readiness probes (token -> ms)."""
+        return f"{self.prefix}:ingest:probe"
 
     @property
     def audit(self) -> str:
@@ -124,7 +191,7 @@ class StreamNames:
 
     def lease(self, role: str, shard: int) -> str:
         """Lease (owner + fencing token) of ``shard`` for a worker role, e.g. ``inference.thermal``."""
-        return f"{self.prefix}:lease:{role}:s{self._check(shard)}"
+        return f"{self.prefix}:lease:{role}:{self.shard_tag(shard)}"
 
     def members(self, role: str) -> str:
         """Sorted set of the live workers of a role (score: last heartbeat, ms)."""
@@ -132,7 +199,7 @@ class StreamNames:
 
     def stage_state(self, role: str, shard: int) -> str:
         """Hash of a stage's per-asset state on ``shard`` (written with the outputs it explains)."""
-        return f"{self.prefix}:state:{role}:s{self._check(shard)}"
+        return f"{self.prefix}:state:{role}:{self.shard_tag(shard)}"
 
     def alert_state(self, part: str) -> str:
         """Keys of the alerts service's store: ``records`` (alert id -> JSON), ``episodes`` (episode key

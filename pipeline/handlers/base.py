@@ -53,7 +53,7 @@ class HandlerContext:
     def from_spec(cls, spec: JobSpec) -> HandlerContext:
         v = spec.validation
         return cls(
-            spec=spec, dead=DeadLetters(spec.names.deadletter, spec.streams.prefix),
+            spec=spec, dead=DeadLetters(spec.names),
             registry=RegistryCache(spec.landing), policy=EventTimePolicy(v.future_tolerance_ms),
             frame_limits=FrameLimits(min_ck=v.frame_min_ck, max_ck=v.frame_max_ck),
             clip_limits=ClipLimits(max_clipping_frac=v.audio_max_clipping_frac),
@@ -69,7 +69,7 @@ class HandlerContext:
     def features_entry(self, modality: str, asset_id: str, event_ms: int, msg: Message) -> PendingEntry:
         """A feature entry, written only if newer than the asset's high-water mark (idempotent)."""
         return PendingEntry(stream=self.spec.names.features(modality, asset_id), message=msg,
-                            hwm_key=self.spec.hwm_key(modality), hwm_field=asset_id, hwm_value=event_ms)
+                            hwm_key=self.spec.names.ingest_marks_of(modality, asset_id), hwm_field=asset_id, hwm_value=event_ms)
 
 
 class Handler(Protocol):

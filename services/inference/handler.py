@@ -1,8 +1,9 @@
 """Inference stage code: a batch of feature entries -> one backend call -> one prediction per entry.
 
-Each prediction is written to ``lw:predictions:<modality>:s<k>`` **with the features entry id as its
-own entry id**, in the same fenced commit that acknowledges the input: a redelivery after a crash
-finds the id taken and only acknowledges (never a second, different prediction).
+Each prediction is written to ``names.predictions_shard(modality, k)``
+(``lw:predictions:<modality>:{s<k>}``) **with the features entry id as its own entry id**, in the
+same fenced commit that acknowledges the input: a redelivery after a crash finds the id taken and
+only acknowledges (never a second, different prediction).
 
 Poison input never stops the service: an unknown schema, a message that does not validate, a
 NaN, a wrong shape each go to the dead-letter stream with the reason; the rest of the batch is

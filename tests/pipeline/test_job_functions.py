@@ -260,16 +260,16 @@ def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path)
 def test_high_water_mark_makes_replays_idempotent(redis_url: str, redis_client: redis.Redis) -> None:
     prefix = "tjob" + str(random.randrange(10**9))
     names = StreamNames(prefix=prefix, shards=1)
-    writer = RedisStreamWriter(redis_url, maxlen=1000, dedup_ttl_s=60)
+    writer = RedisStreamWriter.from_url(redis_url, dedup_ttl_s=60)
     try:
         def dl(ref: str) -> PendingEntry:
             msg = DeadLetter(source="pipeline.thermal", reason=DeadLetterReason.TRUNCATED, detail="d", raw_ref=ref,
                              failed_at_ms=1)
-            return PendingEntry(stream=names.deadletter, message=msg, dedup_key=f"{prefix}:dl:{ref}")
+            return PendingEntry(stream=names.deadletter, message=msg, dedup_key=names.ingest_dedup(ref))
 
         def feature(t: int) -> PendingEntry:
             msg = DeadLetter(source="x", reason=DeadLetterReason.LATE, detail=str(t), raw_ref="r", failed_at_ms=t)
-            return PendingEntry(stream=names.features("thermal", "A"), message=msg, hwm_key=f"{prefix}:hwm",
+            return PendingEntry(stream=names.features("thermal", "A"), message=msg, hwm_key=names.ingest_marks_of("thermal", "A"),
                                 hwm_field="A", hwm_value=t)
 
         first = writer.write([feature(1), feature(2), dl("a")])

@@ -49,11 +49,16 @@ class Echo:
             batch.ack(e)
 
 
+def _inp(names: StreamNames, shard: int) -> str:
+    """The test's input stream of ``shard`` (tagged like every per-shard key: one hash slot per shard)."""
+    return f"{names.prefix}:in:{names.shard_tag(shard)}"
+
+
 def _worker(client: redis.Redis, names: StreamNames, handler, **kw) -> StreamWorker:  # type: ignore[no-untyped-def]
     cfg = dict(role="echo", group="g", units=2, lease_ttl_ms=600, retry_base_ms=10, retry_max_ms=50, tick_ms=100,
                lag_interval_ms=100)
     cfg.update(kw)
-    return StreamWorker(client, names, WorkerConfig(**cfg), lambda u: [f"{names.prefix}:in:s{u}"], handler)
+    return StreamWorker(client, names, WorkerConfig(**cfg), lambda u: [_inp(names, u)], handler)
 
 
 def test_lease_fencing_and_takeover(redis_client: redis.Redis, stream_names: StreamNames) -> None:
@@ -97,7 +102,7 @@ def test_keyed_output_is_idempotent_and_a_gap_is_refused(redis_client: redis.Red
 def test_fifo_poison_and_max_deliveries(redis_client: redis.Redis, stream_names: StreamNames) -> None:
     echo = Echo()
     worker = _worker(redis_client, stream_names, echo, max_deliveries=3)
-    inp = f"{stream_names.prefix}:in:s0"
+    inp = _inp(stream_names, 0)
     with running(worker):
         for i in range(10):
             redis_client.xadd(inp, {"v": str(i)})
@@ -118,7 +123,7 @@ def test_fifo_poison_and_max_deliveries(redis_client: redis.Redis, stream_names:
 
 
 def test_pending_of_a_dead_consumer_is_claimed_first(redis_client: redis.Redis, stream_names: StreamNames) -> None:
-    inp = f"{stream_names.prefix}:in:s0"
+    inp = _inp(stream_names, 0)
     redis_client.xgroup_create(inp, "g", id="0", mkstream=True)
     for i in range(6):
         redis_client.xadd(inp, {"v": str(i)})
@@ -142,7 +147,7 @@ def test_two_workers_share_the_shards(redis_client: redis.Redis, stream_names: S
 
 def test_trimmed_pending_entries_are_dead_lettered_and_raise_backpressure(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
-    inp = f"{stream_names.prefix}:in:s0"
+    inp = _inp(stream_names, 0)
     redis_client.xgroup_create(inp, "g", id="0", mkstream=True)
     ids = [redis_client.xadd(inp, {"v": str(i)}) for i in range(4)]
     redis_client.xreadgroup("g", "dead-consumer", {inp: ">"}, count=4)
@@ -157,7 +162,7 @@ def test_trimmed_pending_entries_are_dead_lettered_and_raise_backpressure(
 
 
 def test_lag_near_retention_raises_backpressure(redis_client: redis.Redis, stream_names: StreamNames) -> None:
-    inp = f"{stream_names.prefix}:in:s0"
+    inp = _inp(stream_names, 0)
     for i in range(120):
         redis_client.xadd(inp, {"v": str(i), "fail": "1"})
     worker = _worker(redis_client, stream_names, Echo(), maxlen=100, max_deliveries=1000, retry_base_ms=1000)
@@ -181,7 +186,7 @@ def test_observability_endpoints(redis_client: redis.Redis, stream_names: Stream
                 return exc.code, exc.read()
         assert get("/readyz")[0] == 503
         with running(worker):
-            redis_client.xadd(f"{stream_names.prefix}:in:s1", {"v": "x"})
+            redis_client.xadd(_inp(stream_names, 1), {"v": "x"})
             wait_for(lambda: worker.stats.handled == 1, 10, "one entry")
             assert get("/readyz")[0] == 200 and get("/healthz")[0] == 200
             code, body = get("/metrics")
