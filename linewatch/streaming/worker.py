@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import redis
+from redis.cluster import RedisCluster
 
 from linewatch.contract import (
     AlertRequest,
@@ -55,6 +56,7 @@ from linewatch.contract import (
     UnknownSchemaError,
     decode_message,
     encode_message,
+    hash_tag,
 )
 from linewatch.streaming.fenced import (
     Commit,
@@ -385,7 +387,7 @@ class StreamWorker:
                 last = {}
                 for e in entries:
                     last[e.stream] = e.entry_id
-                self.client.xread({s: last.get(s, "$") for st in ready for s in st.streams}, count=1, block=left_ms)
+                self._block_read({s: last.get(s, "$") for st in ready for s in st.streams}, left_ms)
                 more, _ = self._read_shards([st for st in ready if st.lease.shard in self._owned])
                 entries += more
         for i in range(0, len(entries), cfg.max_batch):
@@ -400,10 +402,28 @@ class StreamWorker:
             self._stop.wait(block_ms / 1000.0)
             return
         try:
-            self.client.xread(streams, count=1, block=block_ms)
+            self._block_read(streams, block_ms)
         except redis.RedisError as exc:
             log.warning("waiting for input failed", extra={"role": self.config.role, "error": str(exc)})
             self._stop.wait(block_ms / 1000.0)
+
+    def _block_read(self, streams: dict[str, str], block_ms: int) -> None:
+        """``XREAD BLOCK`` until one of ``streams`` has an entry after the given id, or ``block_ms``.
+
+        On Redis Cluster one command may only name keys of one hash slot (one shard's tag): the wait
+        is then split over the owned shards' slots, each at most ``block_ms / slots``, so an idle
+        worker notices new input on another shard within ``block_ms`` (the next read takes it).
+        """
+        groups: dict[str, dict[str, str]] = {}
+        if isinstance(self.client, RedisCluster):
+            for stream, last in streams.items():
+                groups.setdefault(hash_tag(stream), {})[stream] = last
+        else:
+            groups[""] = streams
+        per_ms = max(1, block_ms // max(len(groups), 1))
+        for group in groups.values():
+            if self._stop.is_set() or self.client.xread(group, count=1, block=per_ms):
+                return
 
     # -- recovery ---------------------------------------------------------------------------------
     def _recover(self) -> bool:
