@@ -323,7 +323,7 @@ def run_soak(args: argparse.Namespace, landing: Path, prefix: str, work: Path, c
                 "jvm_rss_mb": round(rss_mb(pid)) if pid else 0, "heap_used_mb": heap_used_mb(heap)}
 
     gw = Gateway(landing)
-    stats_key = f"{prefix}:ingest:stats"
+    stats_key = StreamNames(prefix).ingest_stats()
     samples = [sample(0)]
     base = int(time.time() * 1000) // 100 * 100
     published = 0

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from linewatch.contract import Modality, StreamNames, shard_of
@@ -40,3 +43,41 @@ def test_keys_written_together_share_a_hash_slot() -> None:
     for bad in ("", "l{w", "lw}"):
         with pytest.raises(ValueError, match="brace|non-empty"):
             StreamNames(prefix=bad)
+
+
+CONTRACT_FAMILIES = ("features", "predictions", "verdicts", "alerts", "deadletter", "audit", "alert-requests",
+                     "feedback", "explanations", "drift", "shadow", "lease", "members", "state", "alert-state", "ingest")
+
+
+def _spelled_keys(path: Path) -> list[str]:
+    """String literals (docstrings aside) that spell a contract key: ``"lw:verdicts..."`` or
+    ``f"{prefix}:ingest:..."``; such a key would miss the hash tags StreamNames adds."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    family = "|".join(re.escape(f) for f in CONTRACT_FAMILIES)
+    literal, formatted = re.compile(rf"^lw:({family})\b"), re.compile(rf"^:({family})\b")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            if literal.match(node.value):
+                found.append(f"{path}:{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.JoinedStr):
+            for before, part in zip(node.values, node.values[1:]):
+                if (isinstance(before, ast.FormattedValue) and "prefix" in ast.unparse(before.value)
+                        and isinstance(part, ast.Constant) and formatted.match(str(part.value))):
+                    found.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_code_spells_a_stream_key() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for folder in ("linewatch", "pipeline", "services", "models", "governance", "bench", "scripts", "deploy", "tests"):
+        for path in sorted((root / folder).rglob("*.py")) if (root / folder).is_dir() else []:
+            if path.name != "streams.py" or "contract" not in path.parts:
+                found += _spelled_keys(path)
+    assert not found, "use linewatch.contract.StreamNames methods instead:\n" + "\n".join(found)

@@ -99,7 +99,7 @@ def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix
                                  what: str) -> None:
     """Every frame and clip of ``entries`` (``ManifestEntry``) exactly once, per-asset event-time
     order in every stream, PLC windows every second without a hole, no dead letter."""
-    stats = {k.decode(): v.decode() for k, v in client.hgetall(f"{prefix}:ingest:stats").items()}
+    stats = {k.decode(): v.decode() for k, v in client.hgetall(StreamNames(prefix).ingest_stats()).items()}
     for modality in ("thermal", "audio"):
         want = Counter((e.asset_id, e.event_time_ms) for e in entries if e.kind == modality)
         got = Counter((m.asset_id, m.event_time_ms) for _, m in feature_entries(client, names, modality))  # type: ignore[attr-defined]

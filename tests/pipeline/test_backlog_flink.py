@@ -35,7 +35,7 @@ def test_a_backlog_of_one_line_manifests_comes_out_exactly_once_in_order(
         want = {m: sum(e.kind == m for e in entries) for m in ("thermal", "audio")}
         n_plc = sum(e.kind == "plc" for e in entries)
         wait_for(lambda: all(len(feature_entries(ingest_redis, names, m)) >= n for m, n in want.items())
-                 and int(ingest_redis.hget(f"{prefix}:ingest:stats", "blobs.plc") or 0) >= n_plc, 180,
+                 and int(ingest_redis.hget(StreamNames(prefix).ingest_stats(), "blobs.plc") or 0) >= n_plc, 180,
                  "every entry of the backlog", job)
         stats = job.stats()
     finally:

@@ -45,7 +45,7 @@ def test_submit_to_a_standalone_cluster(tmp_path: Path, prefix: str, redis_url: 
                 per_asset.setdefault(m.asset_id, []).append(m.event_time_ms)
             assert len(per_asset) == 4 and all(t == sorted(set(t)) for t in per_asset.values())
         # both subtasks (one per TaskManager) did work: each publishes its own latency
-        wait_for(lambda: {b"latency_n.0", b"latency_n.1"} <= set(ingest_redis.hkeys(f"{prefix}:ingest:stats")), 30,
+        wait_for(lambda: {b"latency_n.0", b"latency_n.1"} <= set(ingest_redis.hkeys(StreamNames(prefix).ingest_stats())), 30,
                  "metrics of both subtasks")
         assert not list(ingest_redis.xrange(names.deadletter))
         wait_for(lambda: latest_checkpoint(tmp_path / "job" / "checkpoints") is not None, 30, "a checkpoint")

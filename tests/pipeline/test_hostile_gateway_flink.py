@@ -170,7 +170,7 @@ def test_a_plc_row_years_ahead_is_a_future_dead_letter_and_poisons_nothing(job, 
     second = writer.write_blob("plc/plc-PLC-1-2.csv", plc_file([(T0 + 2000 + i * 100, 12.0) for i in range(30)]),
                                "PLC-1", T0 + 2000)
     manifests = [writer.publish([first]), writer.publish([second])]
-    stats = f"{names.prefix}:ingest:stats"
+    stats = names.ingest_stats()
     wait_for(lambda: dead_of(ingest_redis, names, "PLC-1") and int(ingest_redis.hget(stats, "blobs.plc") or 0) >= 2,
              60, "both PLC files", job)
     dead = dead_of(ingest_redis, names, "PLC-1")

@@ -69,7 +69,7 @@ def test_linewatch_ingest_stops_on_sigterm_and_resumes(
         n_plc = sum(e.kind == "plc" for e in entries)
         wait_for(lambda: (arrived(entries) and len(feature_entries(ingest_redis, names, "audio"))
                           >= sum(e.kind == "audio" for e in entries)
-                          and int(ingest_redis.hget(f"{prefix}:ingest:stats", "blobs.plc") or 0) >= n_plc)
+                          and int(ingest_redis.hget(StreamNames(prefix).ingest_stats(), "blobs.plc") or 0) >= n_plc)
                  or cli.poll() is not None, 180, "everything after the resume")
         assert cli.poll() is None, log2.read_text()[-3000:]
         spec = (tmp_path / "data" / "flink" / "run" / "spec.json").read_text()

@@ -65,7 +65,7 @@ def test_restart_from_checkpoint_loses_nothing_and_duplicates_nothing(
 
         wait_for(complete, 120, "every entry after the restart", second)
         n_plc = sum(e.kind == "plc" for e in entries)
-        wait_for(lambda: int(ingest_redis.hget(f"{prefix}:ingest:stats", "blobs.plc") or 0) >= n_plc, 60,
+        wait_for(lambda: int(ingest_redis.hget(StreamNames(prefix).ingest_stats(), "blobs.plc") or 0) >= n_plc, 60,
                  "every PLC file", second)
     finally:
         second.stop()

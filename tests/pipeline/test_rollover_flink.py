@@ -59,7 +59,7 @@ def test_rollover_to_a_fresh_source_loses_and_duplicates_nothing(
 
         def complete() -> bool:
             return all(len(feature_entries(ingest_redis, names, m)) >= sum(expected[m].values()) for m in expected) \
-                and int(ingest_redis.hget(f"{prefix}:ingest:stats", "blobs.plc") or 0) >= n_plc
+                and int(ingest_redis.hget(StreamNames(prefix).ingest_stats(), "blobs.plc") or 0) >= n_plc
 
         def archived_all() -> bool:  # rollovers count archived manifests: let the janitor catch up
             return not any((landing / "manifests").glob("gw-*.jsonl"))

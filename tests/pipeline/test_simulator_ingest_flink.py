@@ -33,7 +33,7 @@ def test_the_job_ingests_native_simulator_manifests(
     assert set(kinds) == {"plc", "alarms", "thermal", "audio"}
     expected = {m: Counter((e.asset_id, e.event_time_ms) for e in entries if e.kind == m) for m in ("thermal", "audio")}
     names = StreamNames(prefix=prefix, shards=2)
-    stats_key = f"{prefix}:ingest:stats"
+    stats_key = StreamNames(prefix).ingest_stats()
 
     def stat(name: str) -> int:
         return int(ingest_redis.hget(stats_key, name) or 0)
