@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import redis
+from redis.cluster import RedisCluster
 
 from linewatch.contract import ConsumerGroup, StreamNames
 from linewatch.service_settings import AlertsSettings
@@ -19,6 +20,10 @@ def alert_workers(client: redis.Redis, names: StreamNames, settings: AlertsSetti
     """[router, mqtt notifier (if enabled), one webhook notifier per configured webhook].
 
     They share one metrics object (labels carry each worker's role), so one /metrics shows all."""
+    if isinstance(client, RedisCluster):
+        raise ValueError("the alerts service needs a single Redis server, not a Redis Cluster: its router commits "
+                         "the acknowledgements of every verdict shard with the global alert state in one script "
+                         "(several hash slots) and the alert store uses WATCH/MULTI; see docs/streams.md")
     metrics = WorkerMetrics("alerting")
     router = AlertRouter(client, names, settings, maxlen)
     common = dict(block_ms=settings.block_ms, lease_ttl_ms=settings.lease_ttl_ms,

@@ -10,8 +10,9 @@ import pytest
 from redis.cluster import RedisCluster
 
 from linewatch.contract import ConsumerGroup, Modality, StreamNames, decode_message, encode_message
-from linewatch.service_settings import FusionSettings
+from linewatch.service_settings import AlertsSettings, FusionSettings
 from linewatch.streaming import Commit, FencedOut, FencedShard, LeaseClient
+from services.alerts.service import alert_workers
 from services.fusion.service import fusion_worker
 from tests.redis_cluster import LocalRedisCluster
 from tests.services.support import features, prediction, running, wait_for
@@ -98,4 +99,11 @@ def test_fusion_worker_on_redis_cluster(redis_cluster: LocalRedisCluster) -> Non
         for m in Modality:
             assert client.xpending(names.predictions_shard(m, shard), "fusion")["pending"] == 0
     assert worker.stats.fenced == 0 and worker.stats.dead_letters == 0
+    client.close()
+
+
+def test_alerts_service_refuses_a_cluster_with_a_reason(redis_cluster: LocalRedisCluster) -> None:
+    client = redis_cluster.client()
+    with pytest.raises(ValueError, match="single Redis server.*docs/streams.md"):
+        alert_workers(client, _names(), AlertsSettings())  # type: ignore[arg-type]
     client.close()
