@@ -15,6 +15,7 @@ from linewatch.cli import (
     inspect_cmd,
     models_cmd,
     redis_cmd,
+    retention_cmd,
     serve_cmd,
     simulate_cmd,
 )
@@ -53,6 +54,7 @@ def root(
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(redis_cmd.app, name="redis")
 app.add_typer(serve_cmd.app, name="serve")  # services (issue 9)
+retention_cmd.register(serve_cmd.app)  # redis-memory (issue 8): linewatch serve retention
 app.add_typer(alerts_cmd.app, name="alerts")  # services (issue 9)
 simulate_cmd.register(app)
 demo_cmd.register(app)
