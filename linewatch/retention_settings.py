@@ -50,9 +50,9 @@ def _family(mib: float, age_s: float) -> FamilyRetention:
 class FeatureRetention(BaseModel):
     """The three feature families (``features.plc``, ``features.thermal``, ``features.audio``)."""
 
-    plc: FamilyRetention = Field(default_factory=lambda: _family(16, 300))
+    plc: FamilyRetention = Field(default_factory=lambda: _family(8, 300))
     thermal: FamilyRetention = Field(default_factory=lambda: _family(320, 300))
-    audio: FamilyRetention = Field(default_factory=lambda: _family(160, 300))
+    audio: FamilyRetention = Field(default_factory=lambda: _family(112, 300))
 
 
 class RetentionSettings(BaseModel):
@@ -71,9 +71,9 @@ class RetentionSettings(BaseModel):
     metrics_port: int = Field(default=0, ge=0, le=65535, description="/metrics /healthz /readyz of "
                               "`linewatch serve retention` (0: pick a free one).")
     features: FeatureRetention = Field(default_factory=FeatureRetention)
-    predictions: FamilyRetention = Field(default_factory=lambda: _family(48, 900))
+    predictions: FamilyRetention = Field(default_factory=lambda: _family(36, 900))
     shadow: FamilyRetention = Field(default_factory=lambda: _family(16, 900))
-    verdicts: FamilyRetention = Field(default_factory=lambda: _family(96, 900))
+    verdicts: FamilyRetention = Field(default_factory=lambda: _family(44, 900))
     alerts: FamilyRetention = Field(default_factory=lambda: _family(64, 7 * 86_400))
     deadletter: FamilyRetention = Field(default_factory=lambda: _family(64, 7 * 86_400))
     explanations: FamilyRetention = Field(default_factory=lambda: _family(128, 86_400))
