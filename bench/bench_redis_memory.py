@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_report import emit
 
-from linewatch.contract import ConsumerGroup, Modality, StreamNames, encode_message
+from linewatch.contract import ConsumerGroup, Modality, StreamNames, decode_message, encode_message
 from linewatch.embedded_redis import EmbeddedRedis
 from linewatch.settings import Settings
 from linewatch.simulator import Factory, SimulatorConfig
@@ -217,9 +217,11 @@ class Line:
         pipe.execute()
         return 3 * len(events)
 
-    def consume(self) -> None:
-        """Every group reads what is new and acknowledges it."""
+    def consume(self, stalled: str | None = None) -> None:
+        """Every group (but ``stalled``) reads what is new and acknowledges it."""
         for group, streams in self.groups.items():
+            if group == stalled:
+                continue
             got = self.client.xreadgroup(group, "bench", {s: ">" for s in streams}, count=100_000)
             pipe = self.client.pipeline(transaction=False)
             for stream, entries in got or []:
@@ -229,7 +231,9 @@ class Line:
 
 
 def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[Fields]], settings: Settings,
-                 line_s: int) -> dict[str, object]:
+                 line_s: int, stall: tuple[int, int] | None = None) -> dict[str, object]:
+    """The line for ``line_s`` line seconds; ``stall=(a, b)``: the inference group reads nothing from
+    line second a to b (a consumer down), to show retention held back and the backpressure alert."""
     from rich.progress import Progress
 
     line = Line(client, names, pool)
@@ -245,7 +249,7 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
         for t in range(line_s):
             now["ms"] = T0 + (t + 1) * 1000
             written += line.second(t)
-            line.consume()
+            line.consume(ConsumerGroup.INFERENCE.value if stall and stall[0] <= t < stall[1] else None)
             if (t + 1) % interval == 0:
                 reports = keeper.run_once()
                 trimmed += sum(r.trimmed for r in reports)
@@ -253,7 +257,8 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
             if (t + 1) % 10 == 0:
                 mem = client.info("memory")
                 series.append({"line_s": t + 1, "used_memory": float(mem["used_memory"]),
-                               "used_memory_rss": float(mem["used_memory_rss"])})
+                               "used_memory_rss": float(mem["used_memory_rss"]),
+                               "backpressured_streams": len(keeper.backpressured)})
             bar.advance(task)
     wall = time.perf_counter() - wall0
     per_family: dict[str, float] = defaultdict(float)
@@ -261,6 +266,7 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
     for r in keeper.run_once():
         per_family[r.family] += r.bytes
         entries[r.family] += r.length
+    requests = [decode_message(f) for _, f in client.xrange(names.alert_requests())]
     tail = [p for p in series if p["line_s"] >= line_s / 2]
     used = [p["used_memory"] for p in tail]
     rss = [p["used_memory_rss"] for p in tail]
@@ -274,6 +280,10 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
             "used_memory_spread_pct": round(100 * (max(used) - min(used)) / statistics.median(used), 2),
         },
         "end_bytes_per_family": dict(per_family), "end_entries_per_family": dict(entries),
+        "stall_line_s": list(stall) if stall else None,
+        "backpressure_requests": [{"state": r.state, "stream": r.details.get("stream"),  # type: ignore[union-attr]
+                                   "line_s": (r.event_time_ms - T0) / 1000} for r in requests],  # type: ignore[union-attr]
+        "max_used_memory": max(p["used_memory"] for p in series),
         "series": series,
     }
 
@@ -291,6 +301,13 @@ def plot(result: dict[str, object], budget: dict[str, int], maxmemory: int, path
     ax.plot(xs, [p["used_memory_rss"] / 2**20 for p in series], label="used_memory_rss")  # type: ignore[union-attr,index]
     ax.axhline(sum(budget.values()) / 2**20, color="grey", ls="--", label="sum of retention byte budgets")
     ax.axhline(maxmemory / 2**20, color="red", ls=":", label="maxmemory (noeviction)")
+    stall = result.get("stall_line_s")
+    if stall:
+        ax.axvspan(stall[0] / 60, stall[1] / 60, color="orange", alpha=0.15,  # type: ignore[index]
+                   label="inference group stalled (reads nothing)")
+        held = [p["line_s"] / 60 for p in series if p["backpressured_streams"]]  # type: ignore[index]
+        if held:
+            ax.axvspan(min(held), max(held), ymax=0.04, color="red", alpha=0.6, label="backpressure alert raised")
     ax.set_xlabel("line time (min): 10 assets, 2 thermal fps, 1 audio clip/s, PLC 10 Hz")
     ax.set_ylabel("MiB")
     ax.set_title("Redis memory of the reference line under streams.retention (default settings)")
@@ -307,6 +324,8 @@ def main() -> None:
     parser.add_argument("--sample-minutes", type=float, default=1.0, help="simulated line for the real entries")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--stall", default=None, help="A:B — the inference group reads nothing from line minute A "
+                        "to B (retention held back, backpressure alert), e.g. 20:30")
     args = parser.parse_args()
 
     settings = Settings()
@@ -327,7 +346,8 @@ def main() -> None:
             client.close()
         with EmbeddedRedis(Path(tmp) / "steady", persist=False, maxmemory=maxmemory) as server:
             client = server.client()
-            steady = steady_state(client, names, pool, settings, int(args.line_minutes * 60))
+            stall = tuple(int(float(x) * 60) for x in args.stall.split(":")) if args.stall else None
+            steady = steady_state(client, names, pool, settings, int(args.line_minutes * 60), stall)  # type: ignore[arg-type]
             info = client.info("server")
             client.close()
     budget = {f: r.max_bytes for f, r in retention.families().items() if r.max_bytes}

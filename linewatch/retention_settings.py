@@ -19,6 +19,8 @@ asset): the age limit is what binds there, the byte budget is the cap that binds
 ['alert-requests', 'alerts', 'deadletter', 'drift']
 >>> r.family("features.thermal").max_age_s
 300.0
+>>> RetentionSettings(features={"thermal": {"max_age_s": 600}}).features.thermal.max_bytes == 320 * MIB
+True
 >>> r.total_bytes() == sum(f.max_bytes or 0 for f in r.families().values())
 True
 >>> r.maxmemory_bytes() > r.total_bytes()
@@ -26,6 +28,8 @@ True
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -43,16 +47,82 @@ class FamilyRetention(BaseModel):
                                     "are trimmed once every group has read them.")
 
 
-def _family(mib: float, age_s: float) -> FamilyRetention:
-    return FamilyRetention(max_bytes=int(mib * MIB), max_age_s=age_s)
+def _bytes(mib: float) -> Any:
+    return Field(default=int(mib * MIB), ge=1, description="Byte budget of the family (all shards).")
+
+
+def _age(seconds: float) -> Any:
+    return Field(default=float(seconds), gt=0, description="Maximum age (entry-id time), seconds.")
+
+
+# One class per family so that a config or environment variable that sets only one of the two
+# limits (``...__THERMAL__MAX_AGE_S=600``) keeps the family's default for the other.
+class PlcFeaturesRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(8)
+    max_age_s: float | None = _age(300)
+
+
+class ThermalFeaturesRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(320)
+    max_age_s: float | None = _age(300)
+
+
+class AudioFeaturesRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(112)
+    max_age_s: float | None = _age(300)
+
+
+class PredictionsRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(36)
+    max_age_s: float | None = _age(900)
+
+
+class ShadowRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(16)
+    max_age_s: float | None = _age(900)
+
+
+class VerdictsRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(44)
+    max_age_s: float | None = _age(900)
+
+
+class AlertsRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(64)
+    max_age_s: float | None = _age(7 * 86_400)
+
+
+class DeadletterRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(64)
+    max_age_s: float | None = _age(7 * 86_400)
+
+
+class ExplanationsRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(128)
+    max_age_s: float | None = _age(86_400)
+
+
+class DriftRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(16)
+    max_age_s: float | None = _age(7 * 86_400)
+
+
+class FeedbackRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(16)
+    max_age_s: float | None = _age(30 * 86_400)
+
+
+class AlertRequestsRetention(FamilyRetention):
+    max_bytes: int | None = _bytes(16)
+    max_age_s: float | None = _age(86_400)
 
 
 class FeatureRetention(BaseModel):
     """The three feature families (``features.plc``, ``features.thermal``, ``features.audio``)."""
 
-    plc: FamilyRetention = Field(default_factory=lambda: _family(8, 300))
-    thermal: FamilyRetention = Field(default_factory=lambda: _family(320, 300))
-    audio: FamilyRetention = Field(default_factory=lambda: _family(112, 300))
+    plc: PlcFeaturesRetention = Field(default_factory=PlcFeaturesRetention)
+    thermal: ThermalFeaturesRetention = Field(default_factory=ThermalFeaturesRetention)
+    audio: AudioFeaturesRetention = Field(default_factory=AudioFeaturesRetention)
 
 
 class RetentionSettings(BaseModel):
@@ -71,15 +141,15 @@ class RetentionSettings(BaseModel):
     metrics_port: int = Field(default=0, ge=0, le=65535, description="/metrics /healthz /readyz of "
                               "`linewatch serve retention` (0: pick a free one).")
     features: FeatureRetention = Field(default_factory=FeatureRetention)
-    predictions: FamilyRetention = Field(default_factory=lambda: _family(36, 900))
-    shadow: FamilyRetention = Field(default_factory=lambda: _family(16, 900))
-    verdicts: FamilyRetention = Field(default_factory=lambda: _family(44, 900))
-    alerts: FamilyRetention = Field(default_factory=lambda: _family(64, 7 * 86_400))
-    deadletter: FamilyRetention = Field(default_factory=lambda: _family(64, 7 * 86_400))
-    explanations: FamilyRetention = Field(default_factory=lambda: _family(128, 86_400))
-    drift: FamilyRetention = Field(default_factory=lambda: _family(16, 7 * 86_400))
-    feedback: FamilyRetention = Field(default_factory=lambda: _family(16, 30 * 86_400))
-    alert_requests: FamilyRetention = Field(default_factory=lambda: _family(16, 86_400))
+    predictions: PredictionsRetention = Field(default_factory=PredictionsRetention)
+    shadow: ShadowRetention = Field(default_factory=ShadowRetention)
+    verdicts: VerdictsRetention = Field(default_factory=VerdictsRetention)
+    alerts: AlertsRetention = Field(default_factory=AlertsRetention)
+    deadletter: DeadletterRetention = Field(default_factory=DeadletterRetention)
+    explanations: ExplanationsRetention = Field(default_factory=ExplanationsRetention)
+    drift: DriftRetention = Field(default_factory=DriftRetention)
+    feedback: FeedbackRetention = Field(default_factory=FeedbackRetention)
+    alert_requests: AlertRequestsRetention = Field(default_factory=AlertRequestsRetention)
 
     def families(self) -> dict[str, FamilyRetention]:
         """Family name (as in docs/redis.md and the metrics) -> its retention."""

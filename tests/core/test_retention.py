@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from linewatch.contract import AlertRequest, StreamNames, decode_message
 from linewatch.embedded_redis import EmbeddedRedis, redis_url
-from linewatch.retention_settings import FamilyRetention, RetentionSettings
+from linewatch.retention_settings import RetentionSettings
 from linewatch.settings import load_settings
 from linewatch.streaming import StreamWorker, WorkerConfig
 from linewatch.streaming.retention import RetentionKeeper
@@ -33,10 +33,10 @@ def _fill(client: redis.Redis, stream: str, n: int, step_ms: int = 100) -> list[
 
 def _keeper(client: redis.Redis, names: StreamNames, now_ms: int, **verdicts: object) -> RetentionKeeper:
     """A keeper whose only limited family is ``verdicts`` (the others: no limits), clock at ``now_ms``."""
-    none = FamilyRetention()
+    none = {"max_bytes": None, "max_age_s": None}
     settings = RetentionSettings(**{name: none for name in ("predictions", "shadow", "alerts", "deadletter",
                                                             "explanations", "drift", "feedback", "alert_requests")},
-                                 verdicts=FamilyRetention(**verdicts), clear_after_passes=2)  # type: ignore[arg-type]
+                                 verdicts={**none, **verdicts}, clear_after_passes=2)  # type: ignore[arg-type]
     return RetentionKeeper(client, names, settings, clock=lambda: now_ms / 1000.0)
 
 
@@ -183,7 +183,9 @@ def test_serve_retention_once_and_settings(redis_url: str, stream_names: StreamN
     monkeypatch.setenv("LINEWATCH_STREAMS__PREFIX", stream_names.prefix)
     monkeypatch.setenv("LINEWATCH_STREAMS__SHARDS", str(stream_names.shards))
     monkeypatch.setenv("LINEWATCH_DATA_DIR", str(tmp_path))
-    assert load_settings().streams.retention.deadletter.max_age_s == 1.0
+    retention = load_settings().streams.retention
+    assert retention.deadletter.max_age_s == 1.0
+    assert retention.deadletter.max_bytes == 64 * 1024 * 1024  # setting one limit keeps the other's default
     result = CliRunner().invoke(app, ["serve", "retention", "--once", "--redis-url", redis_url])
     assert result.exit_code == 0, result.output
     assert "deadletter" in result.output and "noeviction" in result.output
