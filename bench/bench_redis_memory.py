@@ -242,13 +242,16 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
     interval = max(1, int(settings.streams.retention.interval_s))
     series: list[dict[str, float]] = []
     written = trimmed = 0
-    blocked = 0
+    blocked = oom_seconds = 0
     wall0 = time.perf_counter()
     with Progress(transient=True) as bar:
         task = bar.add_task("line seconds", total=line_s)
         for t in range(line_s):
             now["ms"] = T0 + (t + 1) * 1000
-            written += line.second(t)
+            try:
+                written += line.second(t)
+            except redis.OutOfMemoryError:  # maxmemory reached (noeviction): the writer is refused, loudly
+                oom_seconds += 1
             line.consume(ConsumerGroup.INFERENCE.value if stall and stall[0] <= t < stall[1] else None)
             if (t + 1) % interval == 0:
                 reports = keeper.run_once()
@@ -273,6 +276,7 @@ def steady_state(client: redis.Redis, names: StreamNames, pool: dict[str, list[F
     return {
         "line_seconds": line_s, "wall_seconds": round(wall, 1), "entries_written": written,
         "entries_trimmed": trimmed, "passes_held_back_by_unread_entries": blocked,
+        "line_seconds_with_writes_refused_oom": oom_seconds,
         "second_half": {
             "used_memory_median": statistics.median(used), "used_memory_min": min(used), "used_memory_max": max(used),
             "used_memory_rss_median": statistics.median(rss), "used_memory_rss_min": min(rss),
