@@ -604,10 +604,11 @@ class StreamWorker:
         self.metrics.backpressure.labels(role=self.config.role, stream=stream).set(1)
         if stream in self._backpressured:
             return
-        self._backpressured.add(stream)
-        msg = f"{self.config.role} is falling behind on {stream}: {why}; retention may drop unread input"
+        msg = (f"{self.config.role} is falling behind on {stream}: {why}; its unread input is kept, so Redis memory "
+               "grows past the stream's retention budget (docs/redis.md)")
         log.error("backpressure", extra={"role": self.config.role, "stream": stream, "detail": why})
         self.client.xadd(self.names.alert_requests(), encode_message(self._backpressure_request(stream, "raise", msg)))
+        self._backpressured.add(stream)  # after the write: a refused write (OOM) is retried next time
 
     def _clear_backpressure(self, stream: str, backlog: int) -> None:
         self._backpressured.discard(stream)
