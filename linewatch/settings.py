@@ -31,8 +31,8 @@ from pydantic_settings import (
 )
 
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
-from linewatch.retention_settings import RetentionSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
+from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
 
 ENV_PREFIX = "LINEWATCH_"
