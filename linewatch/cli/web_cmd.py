@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import redis
 import typer
 
-from linewatch.cli.context import cli_context
+from linewatch.cli.context import CliContext, cli_context
 from linewatch.contract import StreamNames
 from linewatch.settings import Settings
 
@@ -210,3 +210,21 @@ def users_token(ctx: typer.Context, name: str = typer.Argument(..., help="The us
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
+
+
+def start_demo_web(cli: CliContext, client: redis.Redis, names: StreamNames, settings: Settings) -> WebServer | None:
+    """``linewatch demo``'s web app: on web.port (a free port when that one is taken); prints the URL."""
+    from services.web.users import UserDB
+
+    try:
+        try:
+            server = start_web(client, names, settings)
+        except (RuntimeError, OSError, SystemExit):
+            server = start_web(client, names, settings, port=0)
+    except (RuntimeError, OSError, SystemExit) as exc:
+        cli.console.print(f"[yellow]web app not started:[/yellow] {exc}")
+        return None
+    cli.console.print(f"web app: [bold]{web_url(settings.web.host, server.port)}[/bold]", highlight=False)
+    if not UserDB(users_db_path(settings)).users():
+        cli.console.print("  no users yet: in another terminal `linewatch users add NAME --role admin`, then log in")
+    return server
