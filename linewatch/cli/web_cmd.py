@@ -77,7 +77,6 @@ def start_web(client: redis.Redis, names: StreamNames, settings: Settings, maxle
     server = uvicorn.Server(uvicorn.Config(app, host=settings.web.host,
                                            port=settings.web.port if port is None else port, log_level="warning",
                                            timeout_graceful_shutdown=2))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     thread = threading.Thread(target=server.run, name="web", daemon=True)
     thread.start()
     ready = threading.Event()

@@ -31,9 +31,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 import redis
 from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
@@ -460,7 +461,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
         rec = web.store.get(alert_id)
         if rec is None:
             raise HTTPException(404, f"no alert {alert_id!r}")
-        events = [{"entry_id": eid, **ev.model_dump(mode="json")} for eid, ev in web.store.events(200, alert_id)]
+        events = [{"entry_id": eid, **ev.model_dump(mode="json")} for eid, ev in _events(web.store, alert_id)]
         return {**web.alert_view(rec), "events": events}
 
     @v1.post("/alerts/{alert_id}/ack", summary="Acknowledge")
@@ -508,7 +509,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
         hm = e.thermal_heatmap if modality == "thermal" else e.audio_heatmap
         if hm.ndim != 2 or hm.size == 0:
             return _png(render.message_png(f"no {modality} heatmap in this explanation"))
-        base: np.ndarray | None = None
+        base: NDArray[np.float32] | None = None
         me = next((m for m in e.modalities if m.modality == modality), None)
         if me is not None and me.features_entry_id:
             msg = web.reader.features_entry(modality, e.asset_id, me.features_entry_id)
@@ -601,6 +602,10 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
 
     app.include_router(v1)
     return app
+
+
+def _events(store: AlertStore, alert_id: str) -> list[tuple[str, Alert]]:
+    return cast("list[tuple[str, Alert]]", store.events(200, alert_id))
 
 
 def _ts(ms: int | float | None) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 import redis
 
 from linewatch.contract import (
@@ -45,7 +45,8 @@ def _sid(entry_id: bytes | str) -> str:
     return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
 
-def decoded(entries: Iterable[tuple[Any, Any]], cls: type[M]) -> list[tuple[str, M]]:
+def decoded(entries: Any, cls: type[M]) -> list[tuple[str, M]]:
+    """(entry id, message) of the entries that decode to ``cls`` (redis-py's XRANGE/XREAD rows)."""
     out = []
     for eid, fields in entries:
         try:
@@ -57,7 +58,7 @@ def decoded(entries: Iterable[tuple[Any, Any]], cls: type[M]) -> list[tuple[str,
     return out
 
 
-def frame_celsius(features: ThermalFeatures) -> tuple[np.ndarray, bool]:
+def frame_celsius(features: ThermalFeatures) -> tuple[NDArray[np.float32], bool]:
     """The frame in degrees Celsius, and whether it is exact: ``ambient_c + 25 K x normalised``.
 
     Pixels at the clip limits are *at least* 100 K above (or 25 K below) ambient; the second value is
@@ -110,8 +111,9 @@ class LineReader:
 
     # -- features -------------------------------------------------------------------------------------
     def latest_features(self, modality: Modality, asset_id: str, scan: int = 500) -> tuple[str, Message] | None:
-        cls: type[Message] = {Modality.THERMAL: ThermalFeatures, Modality.AUDIO: AudioFeatures,
-                              Modality.PLC: PlcFeatures}[modality]
+        classes: dict[Modality, type[Message]] = {Modality.THERMAL: ThermalFeatures, Modality.AUDIO: AudioFeatures,
+                                                  Modality.PLC: PlcFeatures}
+        cls = classes[modality]
         stream = self.names.features(modality, asset_id)
         for eid, msg in decoded(self.client.xrevrange(stream, count=scan), cls):
             if getattr(msg, "asset_id", None) == asset_id:
@@ -134,7 +136,7 @@ class LineReader:
         rows = decoded(self.client.xrange(stream, f"{start}-0", "+", count=max_entries), PlcFeatures)
         return [m for _, m in rows if m.asset_id == asset_id]
 
-    def live_vectors(self, modality: Modality, limit: int = 500) -> np.ndarray:
+    def live_vectors(self, modality: Modality, limit: int = 500) -> NDArray[np.float32]:
         """The newest model-input vectors of a modality across every asset (for drift comparisons)."""
         per = max(1, limit // self.names.shards)
         vecs = []
@@ -177,7 +179,7 @@ class ModelCards:
     root: Path
 
     def versions(self) -> list[tuple[str, str]]:
-        out = []
+        out: list[tuple[str, str]] = []
         if not self.root.is_dir():
             return out
         for mdir in sorted(p for p in self.root.iterdir() if p.is_dir()):
@@ -209,7 +211,7 @@ class ModelCards:
             return None
         return self.root / modality / version / name
 
-    def reference(self, modality: str) -> tuple[np.ndarray, list[str]] | None:
+    def reference(self, modality: str) -> tuple[NDArray[np.float32], list[str]] | None:
         """The newest card's drift reference sample (``reference.npz``: features + names)."""
         version = dict(self.latest()).get(modality)
         if version is None:

@@ -83,7 +83,7 @@ class LiveFeed:
         return self._thread is not None and self._thread.is_alive()
 
     def _last_id(self, stream: str) -> str:
-        got = self.client.xrevrange(stream, count=1)
+        got: Any = self.client.xrevrange(stream, count=1)
         if not got:
             return "0-0"
         eid = got[0][0]
@@ -134,7 +134,7 @@ class LiveFeed:
         verdict_streams = set(self.names.all_verdict_streams())
         while not self._stop.is_set():
             try:
-                got = self.client.xread(last, block=self.block_ms, count=500)  # type: ignore[arg-type]
+                got: Any = self.client.xread(last, block=self.block_ms, count=500)  # type: ignore[arg-type]
             except redis.RedisError as exc:
                 log.warning("live feed: Redis read failed (%s); retrying", exc)
                 self._stop.wait(1.0)

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -52,7 +53,7 @@ def thermal_png(f: ThermalFeatures) -> bytes:
     return _png(fig)
 
 
-def spectrogram_png(logmel: np.ndarray, title: str, hop_ms: float = 10.0) -> bytes:
+def spectrogram_png(logmel: NDArray[np.float32], title: str, hop_ms: float = 10.0) -> bytes:
     fig = Figure(figsize=(6.4, 3.6))
     ax = fig.add_subplot()
     n_mels, n_frames = logmel.shape
@@ -87,7 +88,7 @@ def plc_trends_png(windows: Sequence[PlcFeatures], now_ms: int) -> bytes:
     return _png(fig)
 
 
-def heatmap_png(heatmap: np.ndarray, base: np.ndarray | None, title: str, base_label: str) -> bytes:
+def heatmap_png(heatmap: NDArray[np.float32], base: NDArray[np.float32] | None, title: str, base_label: str) -> bytes:
     """LIME weights (diverging colours, towards the explained class red) over the explained input (grey)."""
     fig = Figure(figsize=(6.4, 4.4))
     ax = fig.add_subplot()
@@ -177,13 +178,13 @@ def shadow_png(reports: Sequence[DriftReport]) -> bytes:
     return _png(fig)
 
 
-def distribution_png(reference: np.ndarray, live: np.ndarray, name: str) -> bytes:
+def distribution_png(reference: NDArray[np.float32], live: NDArray[np.float32], name: str) -> bytes:
     ref = reference[np.isfinite(reference)]
     liv = live[np.isfinite(live)]
     if ref.size == 0 or liv.size == 0:
         return message_png(f"{name}: no {'reference' if ref.size == 0 else 'live'} values")
     lo, hi = float(min(ref.min(), liv.min())), float(max(ref.max(), liv.max()))
-    bins = np.linspace(lo, hi if hi > lo else lo + 1.0, 30)
+    bins = np.linspace(lo, hi if hi > lo else lo + 1.0, 30).tolist()
     fig = Figure(figsize=(6.4, 3.2))
     ax = fig.add_subplot()
     ax.hist(ref, bins=bins, density=True, alpha=0.5, label=f"reference (n={ref.size})", color="#4d4d4d")

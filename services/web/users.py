@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -89,7 +89,7 @@ def check_name(name: str) -> str:
 def check_role(role: str) -> Role:
     if role not in ROLES:
         raise UserError(f"role {role!r}: use one of {', '.join(ROLES)}")
-    return cast(Role, role)
+    return role
 
 
 class UserDB:
