@@ -72,7 +72,7 @@ def csrf_of(h: httpx.Client) -> str:
 
 @contextmanager
 def web_stack(client: redis.Redis, names: StreamNames, data_dir: Path, alerts: bool = True,
-              web: WebSettings | None = None) -> Iterator[WebStack]:
+              web: WebSettings | None = None, alerts_settings: AlertsSettings | None = None) -> Iterator[WebStack]:
     from services.alerts.service import alert_workers
 
     settings = Settings(data_dir=data_dir, web=web or WebSettings(port=0, tail_block_ms=200))
@@ -80,7 +80,7 @@ def web_stack(client: redis.Redis, names: StreamNames, data_dir: Path, alerts: b
     for name, role in ROLES.items():
         if users.get_user(name) is None:
             users.add_user(name, PASSWORDS[name], role)
-    workers = alert_workers(client, names, AlertsSettings(block_ms=100), mqtt=False) if alerts else []
+    workers = alert_workers(client, names, alerts_settings or AlertsSettings(block_ms=100), mqtt=False) if alerts else []
     threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
     for t in threads:
         t.start()
