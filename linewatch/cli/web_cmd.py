@@ -6,6 +6,8 @@ password twice); there is no default password.
 
 from __future__ import annotations
 
+import signal
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +125,9 @@ def serve_web(
                               f"(API docs: /api/v1/docs)", highlight=False)
 
     server.startup = startup  # type: ignore[method-assign]
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal: end with 0 like the
+    # other services (a supervisor reads a signal death as a crash)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server.run()
 
 

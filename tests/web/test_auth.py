@@ -179,3 +179,32 @@ def test_thermal_scale_maps_the_model_input_back_to_celsius() -> None:
     assert not exact  # the 160 °C pixel is clipped, and the page says so
     assert abs(celsius[50, 90] - 71.5) < 0.1 and abs(celsius[5, 5] - 24.0) < 0.05
     assert abs(celsius[0, 0] - (stats["ambient_c"] + 100.0)) < 0.1
+
+
+def test_serve_web_prints_its_url_and_serves(redis_url: str, stream_names: StreamNames, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import httpx
+
+    from tests.services.support import REPO, env_for
+
+    env = env_for(redis_url, stream_names, LINEWATCH_DATA_DIR=str(tmp_path), LINEWATCH_WEB__PORT="0")
+    proc = subprocess.Popen([sys.executable, "-m", "linewatch.cli.app", "serve", "web"], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "http://" in line:
+                break
+        out = "".join(lines)
+        assert "no users yet" in out and "linewatch users add NAME --role admin" in out, out
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", out)
+        assert url is not None, out
+        assert httpx.get(url.group(1) + "healthz").json()["ok"] is True
+        assert httpx.get(url.group(1) + "api/v1/overview").status_code == 401
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
