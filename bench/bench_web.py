@@ -150,7 +150,7 @@ def main() -> None:
             page.get_by_label("User name").fill("bench")
             page.get_by_label("Password").fill("bench-password")
             page.get_by_role("button", name="Log in").click()
-            expect(page.locator("#live-status")).to_contain_text("Live")
+            expect(page.locator("#live-status")).to_contain_text("updates arrive")
             expect(page.locator("#overview tbody tr[data-asset]")).to_have_count(len(ASSETS), timeout=20_000)
             page.evaluate(OBSERVER)
 

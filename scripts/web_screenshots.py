@@ -69,7 +69,7 @@ def main() -> None:
                     page.get_by_label("User name").fill("adam")
                     page.get_by_label("Password").fill(PASSWORDS["adam"])
                     page.get_by_role("button", name="Log in").click()
-                    expect(page.locator("#live-status")).to_contain_text("Live")
+                    expect(page.locator("#live-status")).to_contain_text("updates arrive")
                     for shot, path in shots if name == "desktop" else shots[:2]:
                         page.goto(stack.url + path)
                         page.wait_for_load_state("networkidle")

@@ -62,7 +62,7 @@ def test_fault_appears_live_is_acknowledged_by_keyboard_and_explained(browser: B
     page.on("console", lambda m: csp_errors.append(m.text) if "Content Security Policy" in m.text else None)
     log_in(page, stack, "erin")
     expect(page.get_by_role("heading", name="Line overview")).to_be_visible()
-    expect(page.locator("#live-status")).to_contain_text("Live")
+    expect(page.locator("#live-status")).to_contain_text("updates arrive")
     expect(page.locator("#asset-CNV-03")).to_contain_text("normal")
 
     # a fault appears: fusion's verdict -> the real alerts service -> lw:alerts -> server-sent event
