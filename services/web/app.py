@@ -616,8 +616,14 @@ def _ts(ms: int | float | None) -> str:
 
 
 def _safe_next(url: str) -> str:
-    """Only same-site paths (no open redirect)."""
-    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else "/"
+    r"""Only same-site paths (no open redirect).
+
+    >>> [_safe_next(u) for u in ("/alerts?x=1", "//evil.example", "/\\evil", "https://evil", "/\t/evil")]
+    ['/alerts?x=1', '/', '/', '/', '/']
+    """
+    ok = url.startswith("/") and not url.startswith("//") and "\\" not in url and url.isprintable() \
+        and " " not in url
+    return url if ok else "/"
 
 
 def _inbox_order(recs: list[AlertRecord], now: int) -> list[AlertRecord]:
