@@ -32,6 +32,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 import numpy as np
 from numpy.typing import NDArray
@@ -213,7 +214,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
 
     @app.exception_handler(LoginRequired)
     async def to_login(request: Request, exc: LoginRequired) -> Response:
-        return RedirectResponse(f"/login?next={exc.next_url}", status_code=303)
+        return RedirectResponse(f"/login?next={quote(exc.next_url, safe='/')}", status_code=303)
 
     @app.exception_handler(Forbidden)
     async def forbidden(request: Request, exc: Forbidden) -> Response:
@@ -382,8 +383,6 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
                 raise UserError(f"unknown operation {op!r}")
         except UserError as exc:
             msg = f"error: {exc}"
-        from urllib.parse import quote
-
         return RedirectResponse(f"/admin/users?message={quote(msg)}", status_code=303)
 
     @app.get("/admin/settings", response_class=HTMLResponse, include_in_schema=False)
