@@ -87,11 +87,16 @@ def test_fault_appears_live_is_acknowledged_by_keyboard_and_explained(browser: B
     assert acked is not None and acked.acked_by == "erin"
     assert [(e.event, e.user) for _, e in stack.store.events(20, rec.alert_id)][-1] == ("acknowledged", "erin")
 
-    # explain arrives (governance writes it); the inbox links to it
+    # a second fault arrives while the inbox is open: it shows up live, unacknowledged first
+    seed.add(stack.client, stack.names.verdicts("PRS-02"), seed.verdict("PRS-02", "electrical_overheating"))
+    expect(page.locator("article.alert-card").first).to_contain_text("PRS-02: electrical_overheating",
+                                                                     timeout=15_000)
+    expect(card).to_be_focused()  # the re-render kept the keyboard focus where it was
+
+    # explain arrives (governance writes it); the inbox links to it without a reload
     feats = seed.seed_features(stack.client, stack.names, "PMP-07")
     seed.add(stack.client, stack.names.explanations(),
              seed.explanation(verdict_id, "PMP-07", "bearing_wear", rec.alert_id, feats))
-    page.reload()
     page.locator(f"#alert-{rec.alert_id}").get_by_role("link", name="Explanation").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Why PMP-07: bearing_wear")
     expect(page.get_by_text("Outer-race bearing defect")).to_be_visible()

@@ -88,19 +88,35 @@ function inbox() {
   const status = document.getElementById("live-status");
   const list = document.getElementById("inbox-list");
   let pending = false;
+  // Where the keyboard focus is, so that a live re-render can put it back on the same control.
+  function focusKey(elem) {
+    const card = elem.closest ? elem.closest("article.alert-card") : null;
+    if (!card) return null;
+    if (elem === card) return "#" + card.id;
+    const form = elem.closest("form");
+    if (form && elem.tagName === "BUTTON") return "#" + card.id + ' form[action="' + form.getAttribute("action") + '"] button';
+    if (elem.tagName === "A") return "#" + card.id + ' a[href="' + elem.getAttribute("href") + '"]';
+    if (elem.tagName === "SUMMARY") return "#" + card.id + " details.more > summary";
+    return "#" + card.id;
+  }
   function refresh() {
-    if (list.contains(document.activeElement) && document.activeElement !== document.body) {
-      if (!pending) { status.textContent = "New alert events: leave the list (Esc) or press r to refresh."; }
+    const active = document.activeElement;
+    const typing = list.contains(active) && (active instanceof HTMLInputElement || active instanceof HTMLSelectElement
+      || active instanceof HTMLTextAreaElement || (active.closest && active.closest("details[open]")));
+    if (typing) {  // never yank a half-filled form away: say so, r refreshes
+      if (!pending) { status.textContent = "New alert events: press r (outside a form) to refresh."; }
       pending = true;
       return;
     }
     pending = false;
+    const key = list.contains(active) ? focusKey(active) : null;
     fetch("/alerts?partial=1", { credentials: "same-origin" }).then(r => r.text()).then(html => {
       list.innerHTML = html;
+      if (key) { const again = list.querySelector(key); if (again) again.focus({ preventScroll: true }); }
       status.textContent = "Inbox updated " + new Date().toLocaleTimeString() + ".";
     });
   }
-  connect((kind) => { if (kind === "alert") refresh(); }, null);
+  connect((kind) => { if (kind === "alert" || kind === "explanation") refresh(); }, null);
   document.addEventListener("keydown", ev => {
     const t = ev.target;
     if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
@@ -114,7 +130,7 @@ function inbox() {
       const ack = current.querySelector("button.ack");
       if (ack) { ack.click(); ev.preventDefault(); }
     }
-    else if (ev.key === "r") { pending = false; document.activeElement.blur(); refresh(); ev.preventDefault(); }
+    else if (ev.key === "r") { pending = false; refresh(); ev.preventDefault(); }
     else if (ev.key === "Escape" && current) { current.blur(); if (pending) refresh(); }
   });
 }
