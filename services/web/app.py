@@ -64,6 +64,7 @@ from services.web.live import LiveFeed
 from services.web.users import ROLES, Role, UserDB, UserError
 
 HERE = Path(__file__).resolve().parent
+EXPLAIN_SLACK_MS = 120_000
 SHELVE_CHOICES = [(15, "15 minutes"), (60, "1 hour"), (240, "4 hours"), (480, "8 hours"), (1440, "24 hours")]
 
 
@@ -134,14 +135,30 @@ class Web:
             rows.append({"asset_id": asset, "verdict": v, "alert": alerts.get(asset)})
         return rows
 
-    def explanation_index(self) -> dict[str, str]:
-        """alert id / verdict entry id -> explanation id, over the newest explanations."""
-        index: dict[str, str] = {}
-        for _, e in reversed(self.reader.explanations(500)):
-            index[e.verdict_entry_id] = e.explanation_id
+    def explanation_finder(self) -> Callable[[AlertRecord], str]:
+        """The explanation of an alert, over the newest explanations: by alert id, else by the verdict entry
+        id the record holds, else the newest explanation of the same asset and fault made while the alert
+        was open (the record keeps the *latest* verdict's id, an explanation the raising verdict's). explain
+        reads the verdicts itself, so its explanation may land up to ``EXPLAIN_SLACK_MS`` before the router
+        raises the alert."""
+        newest = self.reader.explanations(500)  # newest first
+        by_id: dict[str, str] = {}
+        for _, e in reversed(newest):
+            by_id[e.verdict_entry_id] = e.explanation_id
             if e.alert_id:
-                index[e.alert_id] = e.explanation_id
-        return index
+                by_id[e.alert_id] = e.explanation_id
+
+        def find(rec: AlertRecord) -> str:
+            hit = by_id.get(rec.alert_id) or by_id.get(rec.verdict_entry_id)
+            if hit:
+                return hit
+            for _, e in newest:
+                if e.asset_id == rec.asset_id and e.label == rec.label \
+                        and e.explained_at_ms >= rec.raised_at_ms - EXPLAIN_SLACK_MS \
+                        and (not rec.cleared_at_ms or e.event_time_ms <= rec.cleared_at_ms):
+                    return e.explanation_id
+            return ""
+        return find
 
 
 # -- request bodies of the JSON API ---------------------------------------------------------------------
@@ -636,11 +653,11 @@ def _inbox(web: Web, who: Principal) -> dict[str, Any]:
     recs = _inbox_order(web.store.list(include_members=False), now)
     groups = {r.alert_id: [m for m in (web.store.get(mid) for mid in r.members) if m is not None]
               for r in recs if r.is_group}
-    index = web.explanation_index() if who.user.can("engineer") else {}
+    explain = web.explanation_finder() if who.user.can("engineer") else None
     rows = []
     for r in recs:
         view = web.alert_view(r, now)
-        view["explanation_id"] = index.get(r.alert_id) or index.get(r.verdict_entry_id, "")
+        view["explanation_id"] = explain(r) if explain is not None and not r.is_group else ""
         view["members"] = [web.alert_view(m, now) for m in groups.get(r.alert_id, [])]
         rows.append(view)
     unacked = sum(1 for r in rows if r["state"] in ("unacknowledged", "rtn_unacknowledged"))

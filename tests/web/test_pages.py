@@ -50,6 +50,13 @@ def test_plots_are_images_of_the_data(stack: WebStack) -> None:
     body = h.get(f"/api/v1/explanations/{vid}").json()
     assert body["rule_hits"][0]["action"].startswith("Check drive-end bearing")
     assert body["thermal_heatmap"]["shape"] == [120, 160]
+    # the router keeps the *latest* verdict's entry id; the explanation names the raising verdict and no
+    # alert id: the inbox still links them (same asset and fault, explained while the alert is open)
+    wait_for(lambda: stack.store.list(asset_id="PMP-01"), 15, "alert")
+    later = seed.add(stack.client, stack.names.verdicts("PMP-01"), seed.verdict("PMP-01", "bearing_wear", severity=0.7))
+    wait_for(lambda: stack.store.list(asset_id="PMP-01")[0].verdict_entry_id == later, 15, "alert update")
+    assert f'href="/explanations/{vid}"' in h.get("/alerts").text
+    assert f'href="/explanations/{vid}"' not in stack.http("olga").get("/alerts").text  # operators: no link
     asset = h.get("/assets/PMP-01").text
     assert "bearing_temp_c" in asset and "bearing_wear" in asset
     assert h.get("/api/v1/explanations/0-0").status_code == 404
