@@ -141,9 +141,9 @@ class Web:
         was open (the record keeps the *latest* verdict's id, an explanation the raising verdict's). explain
         reads the verdicts itself, so its explanation may land up to ``EXPLAIN_SLACK_MS`` before the router
         raises the alert."""
-        newest = self.reader.explanations(500)  # newest first
+        newest = list(reversed(self.live.explanation_refs()))
         by_id: dict[str, str] = {}
-        for _, e in reversed(newest):
+        for e in reversed(newest):
             by_id[e.verdict_entry_id] = e.explanation_id
             if e.alert_id:
                 by_id[e.alert_id] = e.explanation_id
@@ -152,7 +152,7 @@ class Web:
             hit = by_id.get(rec.alert_id) or by_id.get(rec.verdict_entry_id)
             if hit:
                 return hit
-            for _, e in newest:
+            for e in newest:
                 if e.asset_id == rec.asset_id and e.label == rec.label \
                         and e.explained_at_ms >= rec.raised_at_ms - EXPLAIN_SLACK_MS \
                         and (not rec.cleared_at_ms or e.event_time_ms <= rec.cleared_at_ms):
@@ -341,7 +341,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
 
     @app.get("/explanations", response_class=HTMLResponse, include_in_schema=False)
     def explanations_page(request: Request, who: Principal = Depends(page("engineer"))) -> HTMLResponse:
-        return render_page(request, "explanations.html", who, rows=web.reader.explanations(100))
+        return render_page(request, "explanations.html", who, rows=web.reader.explanations(50))
 
     @app.get("/explanations/{explanation_id}", response_class=HTMLResponse, include_in_schema=False)
     def explanation_page(request: Request, explanation_id: str,
@@ -511,7 +511,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
 
     @v1.get("/explanations", summary="Newest explanations")
     def api_explanations(who: Principal = Depends(api("engineer"))) -> list[dict[str, Any]]:
-        return [_explanation_json(e) for _, e in web.reader.explanations(200)]
+        return [_explanation_json(e) for _, e in web.reader.explanations(50)]
 
     @v1.get("/explanations/{explanation_id}", summary="One explanation (heatmaps as PNG links)")
     def api_explanation(explanation_id: str, who: Principal = Depends(api("engineer"))) -> dict[str, Any]:
@@ -691,7 +691,10 @@ def _act(web: Web, who: Principal, alert_id: str, action: str, *, comment: str =
 
 
 def _explanation(web: Web, explanation_id: str) -> Explanation:
-    e = web.reader.explanation(explanation_id)
+    ref = next((r for r in web.live.explanation_refs() if r.explanation_id == explanation_id), None)
+    e = web.reader.explanation_at(ref.entry_id) if ref is not None else None
+    if e is None or e.explanation_id != explanation_id:
+        e = web.reader.explanation(explanation_id, scan=200)
     if e is None:
         raise HTTPException(404, f"no explanation {explanation_id!r} (explanations come from `linewatch serve "
                             "explain`; only fault verdicts are explained)")

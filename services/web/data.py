@@ -155,15 +155,14 @@ class LineReader:
         """Newest explanations first."""
         return decoded(self.client.xrevrange(self.names.explanations(), count=count), Explanation)
 
-    def explanation(self, explanation_id: str, scan: int = 5000) -> Explanation | None:
+    def explanation_at(self, entry_id: str) -> Explanation | None:
+        got = decoded(self.client.xrange(self.names.explanations(), entry_id, entry_id), Explanation)
+        return got[0][1] if got else None
+
+    def explanation(self, explanation_id: str, scan: int = 200) -> Explanation | None:
+        """Search the newest ``scan`` explanations (each carries its heatmaps: keep the scan short)."""
         for _, e in decoded(self.client.xrevrange(self.names.explanations(), count=scan), Explanation):
             if e.explanation_id == explanation_id:
-                return e
-        return None
-
-    def explanation_for(self, *, alert_id: str = "", verdict_entry_id: str = "", scan: int = 5000) -> Explanation | None:
-        for _, e in decoded(self.client.xrevrange(self.names.explanations(), count=scan), Explanation):
-            if (alert_id and e.alert_id == alert_id) or (verdict_entry_id and e.verdict_entry_id == verdict_entry_id):
                 return e
         return None
 

@@ -35,6 +35,26 @@ def verdict_view(entry_id: str, v: Verdict) -> dict[str, Any]:
             "event_time_ms": v.event_time_ms, "decided_at_ms": v.decided_at_ms, "entry_id": entry_id}
 
 
+@dataclass(frozen=True)
+class ExplanationRef:
+    """Where an explanation is (its entry id) and what it explains: the inbox links alerts with these
+    without reading the heatmaps of every explanation again."""
+
+    explanation_id: str
+    entry_id: str
+    alert_id: str
+    verdict_entry_id: str
+    asset_id: str
+    label: str
+    event_time_ms: int
+    explained_at_ms: int
+
+    @classmethod
+    def of(cls, entry_id: str, e: Explanation) -> ExplanationRef:
+        return cls(e.explanation_id, entry_id, e.alert_id, e.verdict_entry_id, e.asset_id, e.label, e.event_time_ms,
+                   e.explained_at_ms)
+
+
 @dataclass
 class Subscriber:
     queue: asyncio.Queue[dict[str, Any]]
@@ -54,7 +74,9 @@ class LiveFeed:
     queue_size: int = 1000
     on_event: Callable[[str], None] | None = None
     alert_view: Callable[[Alert], dict[str, Any]] | None = None
+    explanation_scan: int = 500
     latest: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _explanations: dict[str, ExplanationRef] = field(default_factory=dict)
     _subs: list[Subscriber] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -69,6 +91,10 @@ class LiveFeed:
             rows = decoded(self.client.xrevrange(stream, max=last[stream], count=self.verdict_scan), Verdict)
             for eid, v in reversed(rows):
                 self.latest[v.asset_id] = verdict_view(eid, v)
+        explained = decoded(self.client.xrevrange(self.names.explanations(), max=last[self.names.explanations()],
+                                                  count=self.explanation_scan), Explanation)
+        for eid, e in reversed(explained):
+            self._explanations[e.explanation_id] = ExplanationRef.of(eid, e)
         self._thread = threading.Thread(target=self._run, args=(last,), name="web-live", daemon=True)
         self._thread.start()
         return self
@@ -109,6 +135,11 @@ class LiveFeed:
     def snapshot(self) -> dict[str, dict[str, Any]]:
         with self._lock:
             return dict(self.latest)
+
+    def explanation_refs(self) -> list[ExplanationRef]:
+        """Known explanations, newest last (start-up scan of ``explanation_scan`` entries + live ones)."""
+        with self._lock:
+            return list(self._explanations.values())
 
     def publish(self, kind: str, data: dict[str, Any]) -> None:
         event = {"type": kind, "data": data, "sent_ms": int(time.time() * 1000)}
@@ -153,6 +184,9 @@ class LiveFeed:
                                          alert.model_dump(mode="json"))
                     elif stream == self.names.explanations():
                         for eid_, e in decoded(entries, Explanation):
+                            with self._lock:
+                                self._explanations.pop(e.explanation_id, None)  # newest last
+                                self._explanations[e.explanation_id] = ExplanationRef.of(eid_, e)
                             self.publish("explanation", {"explanation_id": e.explanation_id, "asset_id": e.asset_id,
                                                          "alert_id": e.alert_id, "label": e.label, "entry_id": eid_})
                     elif stream == self.names.drift():
