@@ -110,14 +110,25 @@ class LineReader:
         return None
 
     # -- features -------------------------------------------------------------------------------------
-    def latest_features(self, modality: Modality, asset_id: str, scan: int = 500) -> tuple[str, Message] | None:
+    def latest_features(self, modality: Modality, asset_id: str, scan: int = 500,
+                        page: int = 16) -> tuple[str, Message] | None:
+        """The asset's newest features entry of ``modality``: pages back through its shard's stream (newest
+        first, ``page`` entries at a time, at most ``scan``) and stops at the first of the asset."""
         classes: dict[Modality, type[Message]] = {Modality.THERMAL: ThermalFeatures, Modality.AUDIO: AudioFeatures,
                                                   Modality.PLC: PlcFeatures}
         cls = classes[modality]
         stream = self.names.features(modality, asset_id)
-        for eid, msg in decoded(self.client.xrevrange(stream, count=scan), cls):
-            if getattr(msg, "asset_id", None) == asset_id:
-                return eid, msg
+        end, seen = "+", 0
+        while seen < scan:
+            rows: Any = self.client.xrevrange(stream, max=end, count=page)
+            if not rows:
+                return None
+            for eid, msg in decoded(rows, cls):
+                if getattr(msg, "asset_id", None) == asset_id:
+                    return eid, msg
+            seen += len(rows)
+            last = rows[-1][0]
+            end = "(" + (last.decode() if isinstance(last, bytes) else str(last))
         return None
 
     def features_entry(self, modality: str, asset_id: str, entry_id: str) -> Message | None:
@@ -136,7 +147,7 @@ class LineReader:
         rows = decoded(self.client.xrange(stream, f"{start}-0", "+", count=max_entries), PlcFeatures)
         return [m for _, m in rows if m.asset_id == asset_id]
 
-    def live_vectors(self, modality: Modality, limit: int = 500) -> NDArray[np.float32]:
+    def live_vectors(self, modality: Modality, limit: int = 200) -> NDArray[np.float32]:
         """The newest model-input vectors of a modality across every asset (for drift comparisons)."""
         per = max(1, limit // self.names.shards)
         vecs = []

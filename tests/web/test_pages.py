@@ -98,3 +98,21 @@ def test_model_cards_and_no_path_tricks(stack: WebStack) -> None:
     for bad in ("..%2Fcard.json", "card.json", "..%2F..%2Ffusion_recall_vs_severity.png"):
         assert h.get(f"/api/v1/models/thermal/{thermal['version']}/plots/{bad}").status_code == 404
     assert "Gates: passed" in h.get("/models").text or "Gates: FAILED" in h.get("/models").text
+
+
+def test_newest_features_of_an_asset_are_found_behind_other_assets(redis_client: redis.Redis,
+                                                                   stream_names: StreamNames) -> None:
+    from linewatch.contract import Modality
+    from services.web.data import LineReader
+    from tests.services.support import features
+
+    feats = seed.seed_features(redis_client, stream_names, "PMP-01")
+    other = next(a for a in (f"PMP-{i:02d}" for i in range(2, 99))
+                 if stream_names.shard_of(a) == stream_names.shard_of("PMP-01"))
+    for t in range(40):  # 40 newer frames of another asset on the same shard: more than two pages
+        seed.add(redis_client, stream_names.features("thermal", other), features("thermal", other, t))
+    reader = LineReader(redis_client, stream_names)
+    got = reader.latest_features(Modality.THERMAL, "PMP-01")
+    assert got is not None and got[0] == feats["thermal"]
+    assert reader.latest_features(Modality.THERMAL, "PMP-01", scan=32) is None  # the bound holds
+    assert reader.latest_features(Modality.THERMAL, "PRS-77") is None
