@@ -34,6 +34,7 @@ from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
+from linewatch.web_settings import WebSettings
 
 ENV_PREFIX = "LINEWATCH_"
 CONFIG_ENV = "LINEWATCH_CONFIG"
@@ -108,6 +109,7 @@ class Settings(BaseSettings):
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -18,6 +18,7 @@ from linewatch.cli import (
     retention_cmd,
     serve_cmd,
     simulate_cmd,
+    web_cmd,
 )
 from linewatch.cli.context import CliContext
 
@@ -61,6 +62,7 @@ demo_cmd.register(app)
 ingest_cmd.register(app)
 models_cmd.register(app)
 inspect_cmd.register(app)  # models: score recorded files (linewatch inspect)
+web_cmd.register(app, serve_cmd.app)  # web app (issue 12): linewatch serve web, linewatch users
 
 
 def main() -> None:
