@@ -336,7 +336,7 @@ class RetentionKeeper:
                 reports = self.run_once()
                 if on_pass is not None:
                     on_pass(reports)
-            except redis.RedisError as exc:
+            except Exception as exc:  # a failed pass must not stop retention: logged, retried next interval
                 log.warning("retention pass failed; retrying", extra={"error": f"{type(exc).__name__}: {exc}"})
             self._stop.wait(self.settings.interval_s)
 
