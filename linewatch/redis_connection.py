@@ -269,9 +269,7 @@ def explain(exc: Exception, conn: RedisConnectionSettings) -> str:
                 "(docs/redis-security.md lists each stage's ACL) or use the stage's user")
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, ssl.SSLError) or "SSL" in text or "certificate" in text.lower():
-        return (f"TLS with Redis at {where} failed ({text}): redis.tls_ca must be the CA that signed the server's "
-                "certificate, the certificate must name the URL's host, and if the server demands client "
-                "certificates (tls-auth-clients yes) set redis.tls_cert and redis.tls_key")
+        return f"TLS with Redis at {where} failed ({text}): {_tls_hint(text, conn)}"
     if isinstance(exc, redis.ConnectionError):
         scheme = urlsplit(conn.url or "").scheme
         if scheme == "redis" and ("closed" in text.lower() or "reset" in text.lower()):
@@ -279,6 +277,25 @@ def explain(exc: Exception, conn: RedisConnectionSettings) -> str:
                     "(tls-port with port 0) use a rediss:// URL and set redis.tls_ca")
         return f"Redis at {where} does not answer ({text}): start it or fix redis.url (LINEWATCH_REDIS__URL)"
     return f"Redis at {where}: {text}"
+
+
+def _tls_hint(text: str, conn: RedisConnectionSettings) -> str:
+    upper = text.upper()
+    dropped = "EOF" in upper or "RESET" in upper  # TLS 1.3: the server's alert may arrive as a closed socket
+    if "CERTIFICATE_REQUIRED" in upper or "HANDSHAKE_FAILURE" in upper:
+        return "the server requires a client certificate (tls-auth-clients yes): set redis.tls_cert and redis.tls_key"
+    if dropped and conn.tls_cert is None:
+        return ("the server closed the connection, as it does when it requires a client certificate "
+                "(tls-auth-clients yes): set redis.tls_cert and redis.tls_key")
+    if "UNKNOWN_CA" in upper or "BAD_CERTIFICATE" in upper:
+        return "the server does not trust redis.tls_cert: use a client certificate signed by its tls-ca-cert-file CA"
+    if "HOSTNAME" in upper or "IP ADDRESS MISMATCH" in upper:
+        return ("the server's certificate does not name the URL's host: use a host it names (DNS/IP SAN) "
+                "or set redis.tls_check_hostname=false")
+    if "VERIFY_FAILED" in upper:
+        return "the server's certificate is not trusted: set redis.tls_ca to the CA that signed it"
+    return ("check redis.tls_ca (the CA that signed the server's certificate) and, if the server demands client "
+            "certificates, redis.tls_cert and redis.tls_key")
 
 
 def connect_redis(
