@@ -21,6 +21,14 @@ import hashlib
 STAGE_COMMANDS: dict[str, tuple[str, ...]] = {
     # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover)
     "ingest": ("ping", "script|load", "evalsha", "xadd", "hget", "hset", "hexists", "hgetall", "hincrby", "set"),
+    # services: inference, fusion, alerts (router, notifiers, the alert store behind `linewatch alerts`
+    # and the HTTP API) on linewatch.streaming (consumer groups, leases and fencing in Lua, metrics)
+    "services": (
+        "ping", "time", "script|load", "evalsha", "multi", "exec", "watch", "unwatch",
+        "xadd", "xack", "xautoclaim", "xgroup|create", "xinfo|groups", "xlen", "xpending", "xrange", "xrevrange",
+        "xread", "xreadgroup", "hget", "hmget", "hset", "hdel", "hvals", "incrby", "pexpire",
+        "zadd", "zcard", "zcount", "zrangebyscore", "zrem", "zremrangebyscore",
+    ),
 }
 
 STAGE_CHANNELS: dict[str, bool] = {}  # stages that publish on <prefix>:* channels

@@ -220,6 +220,9 @@ def client_kwargs(conn: RedisConnectionSettings, environ: Mapping[str, str] | No
         "password": password,
         "socket_connect_timeout": conn.connect_timeout_s,
         "socket_timeout": conn.socket_timeout_s,
+        # no CLIENT SETINFO on connect: the stages' ACL users (linewatch.redis_acl) are not granted it
+        "lib_name": None,
+        "lib_version": None,
     }
     if urlsplit(conn.url).scheme == "rediss":
         for name in ("tls_ca", "tls_cert", "tls_key"):

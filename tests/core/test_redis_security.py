@@ -206,3 +206,18 @@ def test_redis_client_uses_the_url_given_over_the_settings(server: TlsRedis, pki
         assert client.ping()
     finally:
         client.close()
+
+
+def test_redis_acl_command_prints_a_hashed_line_the_server_accepts(server: TlsRedis, pki: Pki) -> None:
+    password = "cli-made-password-0123"
+    result = CliRunner().invoke(app, ["redis", "acl", "ingest", "--user", "lw-cli", "--prefix", PREFIX],
+                                input=f"{password}\n{password}\n")
+    assert result.exit_code == 0, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert line == acl_line("ingest", "lw-cli", PREFIX, password_sha256(password)) and password not in line
+    admin = server.admin()
+    admin.execute_command("ACL", "SETUSER", *line.split()[1:])  # what ACL LOAD does with the line
+    admin.close()
+    client = connect_redis(tls_settings(server, pki, user="lw-cli", password=password))
+    assert client.hset(f"{PREFIX}:ingest:stats", "cli", 1) in (0, 1)
+    client.close()
