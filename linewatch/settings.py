@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -73,6 +73,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="ignore",
         validate_default=True,
+        hide_input_in_errors=True,  # a rejected value may hold a password (redis.url)
     )
 
     data_dir: Path = Field(default_factory=default_data_dir, description="Root of linewatch's state.")
@@ -110,6 +111,11 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """The errors of ``exc`` as ``redis.url: message`` lines, never the rejected input (it may be a secret)."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors())
 
 
 def config_path(config_file: Path | None = None) -> Path | None:
@@ -203,5 +209,7 @@ def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> 
             source = f"file {path}"
         else:
             source = "default"
+        if key == "redis.password" and source == "default" and value is not None:  # it was in the URL
+            source = next(f"{src} (in redis.url)" for name, _, src in rows if name == "redis.url")
         rows.append((key, value, source))
     return rows

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import typer
+from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from linewatch.cli.context import cli_context
-from linewatch.settings import settings_with_sources
+from linewatch.settings import describe_errors, settings_with_sources
 
 app = typer.Typer(help="Inspect linewatch's settings (LINEWATCH_* env vars, --config TOML file, defaults).", no_args_is_help=True)
 
@@ -25,6 +27,9 @@ def show(
     except FileNotFoundError as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    except ValidationError as exc:
+        cli.console.print(f"[red]error:[/red] invalid settings: {escape(describe_errors(exc))}")
+        raise typer.Exit(2) from None
     if as_json:
         typer.echo(json.dumps([{"name": n, "value": v, "source": s} for n, v, s in rows], indent=2))
         return

@@ -149,6 +149,8 @@ def test_config_show_and_repr_never_print_the_password(monkeypatch: pytest.Monke
     rows = {r["name"]: r["value"] for r in json.loads(as_json.output)}
     assert rows["redis.url"] == "rediss://lw-svc:***@redis.plant:6380/0"
     assert rows["redis.password"] == "***"
+    sources = {r["name"]: r["source"] for r in json.loads(as_json.output)}
+    assert sources["redis.password"] == "env LINEWATCH_REDIS__URL (in redis.url)"
     monkeypatch.delenv("LINEWATCH_REDIS__URL")
     monkeypatch.setenv("LINEWATCH_REDIS__URL", "redis://redis.plant:6379/0")
     monkeypatch.setenv(PASSWORD_ENV, SECRET)
@@ -221,3 +223,15 @@ def test_redis_acl_command_prints_a_hashed_line_the_server_accepts(server: TlsRe
     client = connect_redis(tls_settings(server, pki, user="lw-cli", password=password))
     assert client.hset(f"{PREFIX}:ingest:stats", "cli", 1) in (0, 1)
     client.close()
+
+
+def test_a_rejected_setting_is_explained_without_echoing_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEWATCH_REDIS__URL", f"redis://lw-svc:{SECRET}@redis.plant:6379/0")
+    monkeypatch.setenv(PASSWORD_ENV, "a-different-password")
+    for args in (["config", "show"], ["config", "show", "--json"], ["alerts", "list"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "keep only one" in result.output and SECRET not in result.output, result.output
+    with pytest.raises(ValueError) as err:
+        load_settings()
+    assert SECRET not in str(err.value)
