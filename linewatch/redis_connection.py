@@ -249,11 +249,12 @@ def redis_client(
     (how the Flink job process receives it).
     """
     target = conn.for_url(url)
-    assert target.url is not None or url is None
-    kwargs = {**client_kwargs(target, environ), **overrides}
-    parts = urlsplit(target.url or "")
+    kwargs = {**client_kwargs(target, environ), **overrides}  # raises without a URL
+    assert target.url is not None
+    parts = urlsplit(target.url)
+    # user and password go as arguments: redis-py lets the URL's win over them
     bare = urlunsplit(parts._replace(netloc=_netloc(parts, None, None))) if parts.scheme != "unix" else target.url
-    return redis.Redis.from_url(bare or "", **kwargs)
+    return redis.Redis.from_url(bare, **kwargs)
 
 
 def explain(exc: Exception, conn: RedisConnectionSettings) -> str:

@@ -235,3 +235,37 @@ def test_a_rejected_setting_is_explained_without_echoing_the_secret(monkeypatch:
     with pytest.raises(ValueError) as err:
         load_settings()
     assert SECRET not in str(err.value)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# the one builder, and the embedded server's clients of its own local process (no users, no TLS)
+MAY_CONSTRUCT = {"linewatch/redis_connection.py", "linewatch/embedded_redis.py"}
+
+
+def _constructions(path: Path) -> list[int]:
+    import ast
+
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        owner_name = (owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name)
+                      else "")
+        if name in ("Redis", "StrictRedis", "RedisCluster") or (name == "from_url" and "Redis" in owner_name):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_redis_client_outside_tests_is_built_by_redis_connection() -> None:
+    """Credentials and TLS apply only to clients built by linewatch.redis_connection: no other construction."""
+    offenders = []
+    for package in ("linewatch", "pipeline", "services", "models", "governance", "bench", "deploy", "scripts"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel not in MAY_CONSTRUCT:
+                offenders += [f"{rel}:{line}" for line in _constructions(path)]
+    assert not offenders, ("build Redis clients with linewatch.redis_connection.redis_client(settings.redis, url), "
+                           "not redis.Redis(...)/from_url:\n" + "\n".join(offenders))

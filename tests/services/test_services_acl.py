@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from typer.testing import CliRunner
 
+from linewatch.cli.app import app
 from linewatch.contract import Alert, StreamNames, decode_message
 from linewatch.redis_acl import acl_line, password_sha256
 from linewatch.redis_connection import RedisConnectionSettings, connect_redis
@@ -73,3 +75,14 @@ def test_services_run_over_tls_as_the_services_acl_user(server: TlsRedis, tmp_pa
     assert {e["object"] for e in admin.acl_log() if e.get("username") == "lw-services"} >= {"del", "lw:features:plc:s0"}
     client.close()
     admin.close()
+
+    # the operator's CLI: `linewatch alerts list` through the same settings, TLS and user (env only)
+    env = {"LINEWATCH_REDIS__URL": server.url.replace("127.0.0.1", "localhost"), "LINEWATCH_REDIS__USERNAME":
+           "lw-services", "LINEWATCH_REDIS__PASSWORD": SECRET, "LINEWATCH_REDIS__TLS_CA": str(pki.ca),
+           "LINEWATCH_REDIS__TLS_CERT": str(pki.client_cert), "LINEWATCH_REDIS__TLS_KEY": str(pki.client_key),
+           "LINEWATCH_STREAMS__PREFIX": PREFIX, "LINEWATCH_STREAMS__SHARDS": "2",
+           "LINEWATCH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    listed = CliRunner().invoke(app, ["alerts", "list", "--all"], env=env)
+    assert listed.exit_code == 0 and raised[0].alert_id in listed.output, listed.output  # type: ignore[index]
+    refused = CliRunner().invoke(app, ["alerts", "list"], env={**env, "LINEWATCH_REDIS__PASSWORD": "wrong-one"})
+    assert refused.exit_code == 2 and "refused user 'lw-services'" in refused.output, refused.output
