@@ -33,15 +33,20 @@ STAGE_COMMANDS: dict[str, tuple[str, ...]] = {
 
 STAGE_CHANNELS: dict[str, bool] = {}  # stages that publish on <prefix>:* channels
 
+# what redis-py's cluster client sends to discover the cluster (slot map, command table)
+CLUSTER_COMMANDS: tuple[str, ...] = ("cluster|slots", "command")
 
-def acl_rules(stage: str, prefix: str) -> str:
-    """The ACL rules (keys, channels, commands) of ``stage`` for streams under ``prefix``."""
+
+def acl_rules(stage: str, prefix: str, cluster: bool = False) -> str:
+    """The ACL rules (keys, channels, commands) of ``stage`` for streams under ``prefix``; ``cluster``:
+    for a Redis Cluster (adds :data:`CLUSTER_COMMANDS`)."""
     try:
         commands = STAGE_COMMANDS[stage]
     except KeyError:
         raise ValueError(f"unknown stage {stage!r}: one of {', '.join(STAGE_COMMANDS)}") from None
     channels = f"&{prefix}:*" if STAGE_CHANNELS.get(stage) else "resetchannels"
-    return " ".join([f"~{prefix}:*", channels, "-@all", *(f"+{c}" for c in commands)])
+    extra = CLUSTER_COMMANDS if cluster else ()
+    return " ".join([f"~{prefix}:*", channels, "-@all", *(f"+{c}" for c in (*commands, *extra))])
 
 
 def password_sha256(password: str) -> str:
@@ -49,6 +54,6 @@ def password_sha256(password: str) -> str:
     return hashlib.sha256(password.encode()).hexdigest()
 
 
-def acl_line(stage: str, user: str, prefix: str, password_sha256: str) -> str:
+def acl_line(stage: str, user: str, prefix: str, password_sha256: str, cluster: bool = False) -> str:
     """``user <name> on #<sha256> <rules>``: one line of a Redis ACL file (no clear-text password)."""
-    return f"user {user} on #{password_sha256} {acl_rules(stage, prefix)}"
+    return f"user {user} on #{password_sha256} {acl_rules(stage, prefix, cluster)}"

@@ -257,6 +257,24 @@ def redis_client(
     return redis.Redis.from_url(bare, **kwargs)
 
 
+def redis_cluster_client(
+    conn: RedisConnectionSettings, url: str | None = None, *, environ: Mapping[str, str] | None = None, **overrides: Any
+) -> redis.RedisCluster:
+    """A ``redis.RedisCluster`` for ``conn`` (``url``: any node of the cluster), same user, password and TLS.
+
+    redis-py's cluster client does not pass ``ssl_check_hostname`` on (nodes are reached at the
+    addresses ``CLUSTER SLOTS`` announces, usually IPs): the CA and client certificate still apply.
+    The ACL user also needs ``+cluster|slots +command`` (``linewatch.redis_acl.acl_rules(cluster=True)``).
+    """
+    target = conn.for_url(url)
+    kwargs = {**client_kwargs(target, environ), **overrides}
+    kwargs.pop("ssl_check_hostname", None)
+    assert target.url is not None
+    parts = urlsplit(target.url)
+    bare = urlunsplit(parts._replace(netloc=_netloc(parts, None, None)))
+    return redis.RedisCluster.from_url(bare, **kwargs)
+
+
 def explain(exc: Exception, conn: RedisConnectionSettings) -> str:
     """What went wrong talking to ``conn``'s server, and which setting to fix."""
     where = conn.display_url

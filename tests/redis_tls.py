@@ -79,7 +79,9 @@ def _free_port() -> int:
 class TlsRedis:
     """``redis-server --port 0 --tls-port N`` with ``acl_lines`` (plus the fixture's admin user)."""
 
-    def __init__(self, directory: Path, pki: Pki, acl_lines: list[str], auth_clients: str = "yes") -> None:
+    def __init__(self, directory: Path, pki: Pki, acl_lines: list[str], auth_clients: str = "yes",
+                 cluster: bool = False) -> None:
+        self.cluster = cluster  # a one-master Redis Cluster (all 16384 slots), TLS on the cluster bus too
         self.dir = directory
         self.pki = pki
         self.acl_lines = acl_lines
@@ -113,12 +115,32 @@ class TlsRedis:
                  "--tls-cert-file", str(self.pki.server_cert), "--tls-key-file", str(self.pki.server_key),
                  "--tls-ca-cert-file", str(self.pki.ca), "--tls-auth-clients", self.auth_clients,
                  "--aclfile", str(aclfile), "--save", "", "--appendonly", "no", "--dir", str(self.dir),
-                 "--logfile", str(log)],
+                 "--logfile", str(log), *self._cluster_args()],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if self._wait_ready():
+                if self.cluster:
+                    self._assign_slots()
                 return self
             self.stop()
         raise RuntimeError(f"redis-server with TLS did not start: {log.read_text()[-1500:] if log.exists() else ''}")
+
+    def _cluster_args(self) -> list[str]:
+        if not self.cluster:
+            return []
+        return ["--cluster-enabled", "yes", "--cluster-config-file", str(self.dir / "nodes.conf"),
+                "--tls-cluster", "yes", "--cluster-port", str(_free_port())]
+
+    def _assign_slots(self, timeout_s: float = 10.0) -> None:
+        client = self.admin()
+        try:
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            deadline = time.monotonic() + timeout_s
+            while b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the one-node TLS cluster did not reach cluster_state:ok")
+                time.sleep(0.05)
+        finally:
+            client.close()
 
     def _wait_ready(self, timeout_s: float = 10.0) -> bool:
         assert self.process is not None

@@ -49,6 +49,7 @@ def acl(
     stage: str = typer.Argument(..., help="ingest or services (docs/redis-security.md)."),
     user: str = typer.Option(None, "--user", help="ACL user name (default: lw-<stage>)."),
     prefix: str | None = typer.Option(None, "--prefix", help="Stream key prefix (default: streams.prefix)."),
+    cluster: bool = typer.Option(False, "--cluster", help="For a Redis Cluster (adds +cluster|slots +command)."),
 ) -> None:
     """Print the ACL-file line of a stage's Redis user: its commands, keys <prefix>:*, and the password's SHA-256.
 
@@ -66,5 +67,6 @@ def acl(
     if len(password) < 16:
         cli.console.print("[red]error:[/red] use a password of at least 16 characters (e.g. `openssl rand -hex 24`)")
         raise typer.Exit(2)
-    line = acl_line(stage, user or f"lw-{stage}", prefix or cli.settings().streams.prefix, password_sha256(password))
+    line = acl_line(stage, user or f"lw-{stage}", prefix or cli.settings().streams.prefix, password_sha256(password),
+                    cluster)
     typer.echo(line)

@@ -269,3 +269,21 @@ def test_every_redis_client_outside_tests_is_built_by_redis_connection() -> None
                 offenders += [f"{rel}:{line}" for line in _constructions(path)]
     assert not offenders, ("build Redis clients with linewatch.redis_connection.redis_client(settings.redis, url), "
                            "not redis.Redis(...)/from_url:\n" + "\n".join(offenders))
+
+
+def test_cluster_client_over_tls_as_an_acl_user(pki: Pki, tmp_path: Path) -> None:
+    from linewatch.redis_acl import CLUSTER_COMMANDS
+    from linewatch.redis_connection import redis_cluster_client
+
+    extra = " ".join(f"+{c}" for c in CLUSTER_COMMANDS)
+    users = [f"user lw-rw on >{SECRET} ~{PREFIX}:* resetchannels -@all +ping +xadd +xrange {extra}"]
+    with TlsRedis(tmp_path / "cluster", pki, users, cluster=True) as srv:
+        client = redis_cluster_client(tls_settings(srv, pki))
+        try:
+            entry = client.xadd(f"{PREFIX}:{{PMP-01}}:s", {"v": "1"})
+            assert client.xrange(f"{PREFIX}:{{PMP-01}}:s") == [(entry, {b"v": b"1"})]
+        finally:
+            client.close()
+        admin = srv.admin()
+        assert [e for e in admin.acl_log() if e.get("username") == "lw-rw"] == []
+        admin.close()
