@@ -272,7 +272,8 @@ def redis_cluster_client(
     assert target.url is not None
     parts = urlsplit(target.url)
     bare = urlunsplit(parts._replace(netloc=_netloc(parts, None, None)))
-    return redis.RedisCluster.from_url(bare, **kwargs)
+    cluster: redis.RedisCluster = redis.RedisCluster.from_url(bare, **kwargs)
+    return cluster
 
 
 def explain(exc: Exception, conn: RedisConnectionSettings) -> str:
