@@ -32,7 +32,7 @@ from typing import Any, Literal
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 import redis
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 PASSWORD_ENV = "LINEWATCH_REDIS__PASSWORD"
 """Environment variable holding the Redis password (read by ``Settings`` and by the job process)."""
@@ -135,6 +135,12 @@ class RedisConnectionSettings(BaseModel):
     socket_timeout_s: float | None = Field(
         default=None, gt=0, description="Seconds to wait for a reply (unset: as long as a blocking read asks)."
     )
+
+    @field_validator("tls_ca", "tls_cert", "tls_key", mode="after")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
+        """Relative to where the settings are read, so a child process with another cwd finds them."""
+        return path.expanduser().absolute() if path is not None else None
 
     @model_validator(mode="after")
     def _move_password_out_of_url(self) -> RedisConnectionSettings:

@@ -287,3 +287,20 @@ def test_cluster_client_over_tls_as_an_acl_user(pki: Pki, tmp_path: Path) -> Non
         admin = srv.admin()
         assert [e for e in admin.acl_log() if e.get("username") == "lw-rw"] == []
         admin.close()
+
+
+def test_config_show_warns_about_a_readable_file_with_the_password(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LINEWATCH_REDIS__URL", PASSWORD_ENV):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "linewatch.toml"
+    config.write_text(f'[redis]\nurl = "rediss://lw-svc@redis.plant:6380/0"\npassword = "{SECRET}"\ntls_ca = "ca.pem"\n')
+    config.chmod(0o644)
+    runner = CliRunner()
+    shown = runner.invoke(app, ["--config", str(config), "config", "show", "--json"])
+    assert shown.exit_code == 0 and SECRET not in shown.output
+    assert "readable by others" in shown.output and f"chmod 600 {config}" in shown.output.replace("\n", "")
+    rows = {r["name"]: r["value"] for r in json.loads(shown.output[shown.output.index("["):])}
+    assert Path(rows["redis.tls_ca"]).is_absolute()  # the job process runs elsewhere
+    config.chmod(0o600)
+    assert "readable by others" not in runner.invoke(app, ["--config", str(config), "config", "show"]).output
