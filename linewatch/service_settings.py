@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 
 class WorkerSettings(BaseModel):
@@ -64,7 +64,7 @@ class MqttSettings(BaseModel):
     topic_prefix: str = "linewatch"
     qos: int = Field(1, ge=0, le=2)
     username: str | None = None
-    password: str | None = None
+    password: SecretStr | None = None  # never printed in clear (docs/redis-security.md)
     keepalive_s: int = 30
     publish_timeout_s: float = 10.0
 
@@ -72,7 +72,7 @@ class MqttSettings(BaseModel):
 class WebhookSettings(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     url: str
-    secret: str = Field(description="Shared HMAC-SHA256 key (the receiver verifies with it).")
+    secret: SecretStr = Field(description="Shared HMAC-SHA256 key (the receiver verifies with it).")
     max_attempts: int = Field(6, ge=1)
     base_delay_s: float = Field(0.5, gt=0)
     max_delay_s: float = Field(30.0, gt=0)

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -30,7 +30,7 @@ from pydantic_settings import (
 )
 
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
-from linewatch.redis_connection import RedisConnectionSettings
+from linewatch.redis_connection import RedisConnectionSettings, mask_url
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
 
@@ -168,13 +168,34 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: data}
 
 
+def _mask_secrets(model: Any, data: Any) -> Any:
+    """``data`` (a JSON dump of ``model``) with every ``SecretStr`` field as ``***`` (None stays None) and
+    every URL's password as ``***`` (webhook URLs with credentials)."""
+    if isinstance(model, BaseModel) and isinstance(data, dict):
+        out = {}
+        for name, value in data.items():
+            attr = getattr(model, name, None)
+            if isinstance(attr, SecretStr):
+                out[name] = "***"
+            else:
+                out[name] = _mask_secrets(attr, value)
+        return out
+    if isinstance(model, list | tuple) and isinstance(data, list):
+        return [_mask_secrets(m, d) for m, d in zip(model, data, strict=False)]
+    if isinstance(model, dict) and isinstance(data, dict):
+        return {k: _mask_secrets(model.get(k), v) for k, v in data.items()}
+    if isinstance(data, str) and "://" in data and "@" in data:
+        return mask_url(data)
+    return data
+
+
 def printable_settings(settings: Settings) -> dict[str, Any]:
     """``settings`` as JSON-able data safe to print: secrets shown as ``***`` (set) or None (unset).
 
     ``redis.password`` is excluded from every dump; here it appears masked, and ``redis.url`` shows
     the user and ``***`` for the password (``redis://user:***@host:6379/0``).
     """
-    data = settings.model_dump(mode="json")
+    data = _mask_secrets(settings, settings.model_dump(mode="json"))
     shown = {**data["redis"], "url": settings.redis.display_url,
              "password": "***" if settings.redis.password is not None else None}
     data["redis"] = {name: shown[name] for name in type(settings.redis).model_fields if name in shown}

@@ -304,3 +304,22 @@ def test_config_show_warns_about_a_readable_file_with_the_password(tmp_path: Pat
     assert Path(rows["redis.tls_ca"]).is_absolute()  # the job process runs elsewhere
     config.chmod(0o600)
     assert "readable by others" not in runner.invoke(app, ["--config", str(config), "config", "show"]).output
+
+
+def test_other_secrets_in_the_settings_are_masked_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LINEWATCH_REDIS__URL", raising=False)
+    monkeypatch.setenv("LINEWATCH_ALERTS__MQTT__PASSWORD", "mqtt-" + SECRET)
+    config = tmp_path / "linewatch.toml"
+    config.write_text(f'[[alerts.webhooks]]\nname = "ops"\nurl = "https://bot:url-{SECRET}@hooks.plant/in"\n'
+                      f'secret = "hmac-{SECRET}"\n')
+    config.chmod(0o600)
+    shown = CliRunner().invoke(app, ["--config", str(config), "config", "show", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert SECRET not in shown.output
+    rows = {r["name"]: r["value"] for r in json.loads(shown.output)}
+    assert rows["alerts.mqtt.password"] == "***"
+    assert rows["alerts.webhooks"] == [{**rows["alerts.webhooks"][0], "url": "https://bot:***@hooks.plant/in",
+                                        "secret": "***"}]
+    settings = load_settings(config)
+    assert f"hmac-{SECRET}" not in repr(settings) and f"mqtt-{SECRET}" not in repr(settings)
+    assert settings.alerts.webhooks[0].secret.get_secret_value() == f"hmac-{SECRET}"
