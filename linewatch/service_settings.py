@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
 
+from linewatch.redis_connection import mask_url
+
 
 class WorkerSettings(BaseModel):
     """What every stream worker shares (see linewatch.streaming.worker)."""
@@ -77,6 +79,10 @@ class WebhookSettings(BaseModel):
     base_delay_s: float = Field(0.5, gt=0)
     max_delay_s: float = Field(30.0, gt=0)
     timeout_s: float = Field(5.0, gt=0)
+
+    def __repr_args__(self):  # type: ignore[no-untyped-def]
+        for name, value in super().__repr_args__():  # credentials in the URL never show
+            yield name, mask_url(value) if name == "url" and isinstance(value, str) else value
 
 
 class AlertsSettings(WorkerSettings):
