@@ -85,16 +85,18 @@ def mask_url(url: str | None) -> str | None:
 
     >>> mask_url("redis://:hunter2@host:6379/0")
     'redis://:***@host:6379/0'
+    >>> mask_url("redis://u:hunter2@host:port/0")
+    '<unparseable URL>'
     """
     if url is None:
         return None
     try:
         parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable Redis URL>"
-    if parts.password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=_netloc(parts, parts.username or "", "***")))
+        if parts.password is None:
+            return url
+        return urlunsplit(parts._replace(netloc=_netloc(parts, parts.username or "", "***")))
+    except ValueError:  # e.g. a port that is not a number
+        return "<unparseable URL>" if "@" in url else url
 
 
 class RedisConnectionSettings(BaseModel):
