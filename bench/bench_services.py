@@ -38,7 +38,9 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_report import emit
 
 from linewatch.contract import StreamNames, ThermalFeatures, encode_message
+from linewatch.redis_connection import redis_client
 from linewatch.service_settings import InferenceSettings
+from linewatch.settings import load_settings
 from pipeline.features import FEATURES_VERSION
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
 
@@ -85,7 +87,7 @@ def _predictions(client: redis.Redis, names: StreamNames) -> int:
 
 def backlog(max_batch: int, n: int = 2000) -> dict:
     """Entries/s draining ``n`` waiting frames."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(0)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(0)
     try:
         pipe = client.pipeline(transaction=False)
         for i in range(n):
@@ -107,7 +109,7 @@ def backlog(max_batch: int, n: int = 2000) -> dict:
 
 def steady(max_batch: int, rate: float, seconds: float = 10.0, max_wait_ms: int = 0) -> dict:
     """Latency (XADD of the features -> prediction written) at an offered ``rate`` frames/s."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(1)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(1)
     try:
         worker, thread = _run_worker(client, names, InferenceSettings(max_batch=max_batch, max_wait_ms=max_wait_ms))
         sent: dict[str, float] = {}
@@ -115,7 +117,7 @@ def steady(max_batch: int, rate: float, seconds: float = 10.0, max_wait_ms: int 
         done = threading.Event()
 
         def watch() -> None:
-            watcher = redis.Redis.from_url(URL)
+            watcher = redis_client(load_settings().redis, URL)
             last = {names.predictions_shard("thermal", s): "0-0" for s in range(names.shards)}
             while not done.is_set() or len(lat) < len(sent):
                 got = watcher.xread(last, block=200)
@@ -181,7 +183,7 @@ def backend_latency(kind: str, url: str | None = None, runs: int = 300) -> dict:
 
 def overhead(n: int = 400) -> dict:
     """Service time per lone entry minus the bare backend call, from the worker's own timers."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(3)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(3)
     try:
         worker, thread = _run_worker(client, names, InferenceSettings(max_batch=32))
         model = worker.handler.model  # type: ignore[attr-defined]

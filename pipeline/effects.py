@@ -8,8 +8,8 @@ import time
 from collections import deque
 
 import numpy as np
-import redis
 
+from linewatch.redis_connection import redis_client
 from pipeline.job_spec import JobSpec
 from pipeline.landing.housekeeping import Housekeeper
 from pipeline.landing.index import ManifestIndex
@@ -30,14 +30,14 @@ class IngestEffects:
     def __init__(self, spec: JobSpec, subtask: int = 0, index: ManifestIndex | None = None) -> None:
         self.spec = spec
         self.subtask = subtask
-        self.writer = RedisStreamWriter(spec.redis_url, spec.streams.maxlen, spec.flink.dedup_ttl_s)
+        self.writer = RedisStreamWriter(spec.redis_url, spec.streams.maxlen, spec.flink.dedup_ttl_s, spec.redis)
         self.zone = spec.zone()
         self.index = index if index is not None else ManifestIndex(self.zone)
         self.janitor = Janitor(self.zone, self.index, spec.janitor_settle_s, spec.janitor_checkpoint_dir,
                                wait_for_source=spec.flink.parallelism == 1)
         self.housekeeper = Housekeeper(self.zone, self.index, self.janitor, spec.flink.janitor_interval_ms / 1000,
                                        spec.flink.archive_retention_s, on_pass=self._after_pass)
-        self._stats = redis.Redis.from_url(spec.redis_url, socket_timeout=10, socket_connect_timeout=5)
+        self._stats = redis_client(spec.redis, spec.redis_url, socket_timeout=10, socket_connect_timeout=5)
         self._next_metrics = 0.0
         self._latencies: deque[float] = deque(maxlen=2000)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import redis
 
 from linewatch.contract import Message, encode_message
+from linewatch.redis_connection import RedisConnectionSettings, redis_client
 
 # KEYS[1] stream, KEYS[2] hwm hash or dedup key.
 # ARGV[1] 'hwm' | 'nx'; ARGV[2] hash field (asset) | ttl seconds; ARGV[3] event time (hwm);
@@ -77,8 +78,9 @@ class WriteResult:
 class RedisStreamWriter:
     """Writes :class:`PendingEntry` batches with one pipelined round trip per batch."""
 
-    def __init__(self, url: str, maxlen: int, dedup_ttl_s: int) -> None:
-        self.client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+    def __init__(self, url: str, maxlen: int, dedup_ttl_s: int, connection: RedisConnectionSettings | None = None) -> None:
+        self.client = redis_client(connection or RedisConnectionSettings(), url,  # credentials + TLS: docs/redis-security.md
+                                   socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
         self.maxlen = maxlen
         self.dedup_ttl_s = dedup_ttl_s
         self._sha = self.client.script_load(XADD_ONCE_LUA)

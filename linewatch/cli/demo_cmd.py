@@ -9,7 +9,6 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import redis
 import typer
 from rich.live import Live
 
@@ -17,6 +16,7 @@ from linewatch.cli.context import CliContext, cli_context
 from linewatch.cli.demo_view import ArrivalCounter, StreamSampler, render
 from linewatch.contract import StreamNames
 from linewatch.embedded_redis import EmbeddedRedisError, redis_url
+from linewatch.redis_connection import RedisConnectError, connect_redis
 
 if TYPE_CHECKING:
     from linewatch.simulator import Factory
@@ -63,7 +63,7 @@ def demo(
     factory = Factory(settings.simulator, n_assets=assets)
     try:
         with redis_url(settings) as url:
-            client = redis.Redis.from_url(url)
+            client = connect_redis(settings.redis, url)
             for key in client.scan_iter(match=f"{settings.streams.prefix}:*"):
                 client.delete(key)
             job = None
@@ -105,7 +105,7 @@ def demo(
                     demo_services.stop()
                     (base / "connection.json").unlink(missing_ok=True)
                 client.close()
-    except EmbeddedRedisError as exc:
+    except (EmbeddedRedisError, RedisConnectError) as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
     finally:

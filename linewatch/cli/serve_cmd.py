@@ -16,6 +16,7 @@ import typer
 
 from linewatch.cli.context import CliContext, cli_context
 from linewatch.contract import Modality, StreamNames
+from linewatch.redis_connection import RedisConnectError, connect_redis, split_password
 from linewatch.settings import Settings
 
 app = typer.Typer(help="Run a stream service (inference, fusion, alerts) until SIGTERM.", no_args_is_help=True)
@@ -53,11 +54,10 @@ def connect(cli: CliContext, redis_url: str | None, **overrides: object) -> tupl
             raise typer.Exit(2)
         url = demo["redis_url"]
         names = StreamNames(demo["prefix"], int(demo["shards"]))
-    client = redis.Redis.from_url(url)
     try:
-        client.ping()
-    except redis.RedisError as exc:
-        cli.console.print(f"[red]error:[/red] Redis at {url} does not answer ({exc}); start it or fix the URL")
+        client = connect_redis(settings.redis, url)
+    except RedisConnectError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     return settings, client, names
 
@@ -142,5 +142,5 @@ def alerts(
 
 
 def write_connection(path: Path, url: str, names: StreamNames) -> None:
-    path.write_text(json.dumps({"redis_url": url, "prefix": names.prefix, "shards": names.shards,
+    path.write_text(json.dumps({"redis_url": split_password(url)[0], "prefix": names.prefix, "shards": names.shards,
                                 "pid": os.getpid()}))

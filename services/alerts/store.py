@@ -2,7 +2,7 @@
 
 Usage::
 
-    store = AlertStore(redis.Redis(), StreamNames("lw", 4))
+    store = AlertStore(redis_client(settings.redis), StreamNames("lw", 4))   # linewatch.redis_connection
     for rec in store.list():                       # open alerts, most urgent first
         print(rec.alert_id, rec.asset_id, rec.label, rec.state(store.now_ms()), rec.priority)
     store.ack("A-12", user="maria")                # unacknowledged -> acknowledged
