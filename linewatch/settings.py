@@ -30,6 +30,7 @@ from pydantic_settings import (
 )
 
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
+from linewatch.governance_settings import DriftSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
 
@@ -93,6 +94,7 @@ class Settings(BaseSettings):
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod
