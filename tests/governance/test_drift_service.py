@@ -166,3 +166,46 @@ def test_feedback_error_drift_raises_on_a_jump_in_rejections(redis_client: redis
     assert first.n_live > 400  # not before the jump
     requests = [m for m in _messages(redis_client, names.alert_requests()) if isinstance(m, AlertRequest)]
     assert requests[0].episode_key == "drift:error:all" and requests[0].state == "raise"
+
+
+def test_serve_drift_process_exports_metrics_and_stops_on_sigterm(redis_url: str, redis_client: redis.Redis,
+                                                                   stream_names: StreamNames, tmp_path: Path) -> None:
+    import signal
+    import socket
+    import urllib.request
+
+    from tests.services.support import env_for, linewatch_cmd, start
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = env_for(redis_url, stream_names, LINEWATCH_DRIFT__METRICS_PORT=str(port), LINEWATCH_DRIFT__WINDOW="20",
+                  LINEWATCH_DRIFT__BASELINE_SIZE="20", LINEWATCH_DRIFT__MODALITIES='["plc"]',
+                  LINEWATCH_DRIFT__SHADOW_FRACTION="0.5")
+    log = tmp_path / "drift.log"
+    proc = start([*linewatch_cmd(), "serve", "drift"], env, log)
+    try:
+        feature_names, ref = plc_reference()
+        stream = AssetStream(feature_names, ref, row=1, noise=0.25, seed=3)
+        for i, v in enumerate(stream.draw(60)):
+            redis_client.xadd(stream_names.features("plc", "PMP-01"),
+                              encode_message(features("plc", "PMP-01", T0 + i * 1000, value=v)))
+
+        def scraped() -> str:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    text = r.read().decode()
+            except OSError:
+                return ""
+            return text if 'linewatch_drift_windows_total{kind="feature",role="drift.plc",scope="asset"} 2.0' in text \
+                else ""
+
+        text = wait_for(scraped, 90, "two asset windows in /metrics")
+        assert "linewatch_drift_evaluation_seconds_bucket" in str(text)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    roles = {"drift.plc", "drift.feedback", "shadow.plc"}
+    assert all(f'"{r}"' in log.read_text() for r in roles), log.read_text()[-2000:]
