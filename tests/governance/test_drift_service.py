@@ -26,7 +26,7 @@ from linewatch.contract import (
 )
 from linewatch.governance_settings import DriftSettings
 from linewatch.streaming import StreamWorker
-from tests.governance.drift_support import REGISTRY, AssetStream, plc_reference, plc_temp_offset
+from governance.drift.scenarios import REGISTRY, AssetStream, plc_reference, plc_temp_offset
 from tests.services.support import features, running, wait_for
 
 T0 = 1_764_000_000_000

@@ -13,7 +13,7 @@ from governance.drift.correction import adjust, reject
 from governance.drift.error_detectors import ErrorStreamMonitor, make_detector
 from governance.drift.ks import PresortedKS
 from governance.drift.monitor import DriftParams, FeatureDriftMonitor, ReferenceTests
-from tests.governance.drift_support import (
+from governance.drift.scenarios import (
     AssetStream,
     ambient_shift,
     machine_change,

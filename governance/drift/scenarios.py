@@ -1,4 +1,4 @@
-"""Live feature streams for the drift tests: real model-input vectors with the simulator's drift kinds.
+"""Drift scenarios for tests and bench/bench_drift.py: real model-input vectors with the simulator's drift kinds.
 
 An asset's healthy stream is one real PLC vector of the shipped card's reference sample (computed by
 the project's feature code from a simulated machine) plus measurement noise of ``noise`` times the
@@ -13,22 +13,20 @@ kinds perturb those vectors with the physical magnitudes of ``linewatch.simulato
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+from numpy.typing import NDArray
 
 from linewatch.simulator.drift import constant_drift
+from models.registry.store import DEFAULT_ROOT as REGISTRY
 
-REGISTRY = Path(__file__).resolve().parents[2] / "models" / "default"
 
-
-def plc_reference() -> tuple[list[str], np.ndarray]:
+def plc_reference() -> tuple[list[str], NDArray[np.float64]]:
     with np.load(REGISTRY / "plc" / "v4" / "reference.npz", allow_pickle=False) as z:
         return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
 
 
 class AssetStream:
-    def __init__(self, names: list[str], reference: np.ndarray, row: int, noise: float, seed: int) -> None:
+    def __init__(self, names: list[str], reference: NDArray[np.float64], row: int, noise: float, seed: int) -> None:
         self.names = names
         self.anchor = reference[row].copy()
         self.scale = np.where([len(np.unique(reference[:, j])) > 2 for j in range(reference.shape[1])],
@@ -36,29 +34,30 @@ class AssetStream:
         self.fleet_std = reference.std(axis=0)
         self.rng = np.random.default_rng(seed)
 
-    def draw(self, n: int) -> np.ndarray:
-        return self.anchor + self.rng.normal(size=(n, len(self.anchor))) * self.scale
+    def draw(self, n: int) -> NDArray[np.float64]:
+        out: NDArray[np.float64] = self.anchor + self.rng.normal(size=(n, len(self.anchor))) * self.scale
+        return out
 
     def idx(self, prefix: str) -> list[int]:
         return [j for j, name in enumerate(self.names) if name.startswith(prefix)]
 
 
-def temperature_shift(stream: AssetStream, x: np.ndarray, kelvin: float) -> np.ndarray:
+def temperature_shift(stream: AssetStream, x: NDArray[np.float64], kelvin: float) -> NDArray[np.float64]:
     out = x.copy()
     for name in ("temp.bearing_c_over_100", "temp.winding_c_over_100"):
         out[:, stream.names.index(name)] += kelvin / 100.0
     return out
 
 
-def plc_temp_offset(stream: AssetStream, x: np.ndarray, level: float = 1.0) -> np.ndarray:
+def plc_temp_offset(stream: AssetStream, x: NDArray[np.float64], level: float = 1.0) -> NDArray[np.float64]:
     return temperature_shift(stream, x, float(constant_drift("plc_temp_offset", level).plc_temp_offset_c))
 
 
-def ambient_shift(stream: AssetStream, x: np.ndarray, level: float = 1.0) -> np.ndarray:
+def ambient_shift(stream: AssetStream, x: NDArray[np.float64], level: float = 1.0) -> NDArray[np.float64]:
     return temperature_shift(stream, x, float(constant_drift("ambient_shift", level).ambient_delta_k))
 
 
-def machine_change(stream: AssetStream, x: np.ndarray, shift: float = 0.5) -> np.ndarray:
+def machine_change(stream: AssetStream, x: NDArray[np.float64], shift: float = 0.5) -> NDArray[np.float64]:
     out = x.copy()
     for prefix in ("current.mean", "speed.mean", "vib.mean", "pressure.mean"):
         for j in stream.idx(prefix):
