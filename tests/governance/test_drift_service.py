@@ -209,3 +209,30 @@ def test_serve_drift_process_exports_metrics_and_stops_on_sigterm(redis_url: str
             proc.kill()
     roles = {"drift.plc", "drift.feedback", "shadow.plc"}
     assert all(f'"{r}"' in log.read_text() for r in roles), log.read_text()[-2000:]
+
+
+def test_prediction_label_mix_drift_chi2(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    names = stream_names
+    settings = DriftSettings(modalities=("plc",), shadow=False, prediction_baseline=200, prediction_window=200,
+                             raise_after=1, block_ms=50)
+    rng = np.random.default_rng(4)
+    classes = ["normal", "bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation"]
+    healthy = rng.choice(classes, size=600, p=[0.9, 0.04, 0.02, 0.02, 0.01, 0.01])
+    shifted = rng.choice(classes, size=200, p=[0.6, 0.3, 0.04, 0.03, 0.02, 0.01])  # bearing wear spreading
+    pipe = redis_client.pipeline(transaction=False)
+    for i, label in enumerate([*healthy, *shifted]):
+        a = f"PMP-{i % 3:02d}"
+        pred = Prediction(asset_id=a, modality="plc", event_time_ms=T0 + i * 1000, model_name="plc-student",
+                          model_version="v4", classes=classes, probabilities=[1 / 6] * 6, label=str(label),
+                          features_entry_id=f"{T0 + i}-0", inferred_at_ms=T0)
+        pipe.xadd(names.predictions("plc", a), encode_message(pred))
+    pipe.execute()
+    worker = _worker(drift_workers(redis_client, names, settings), "drift.plc")
+    with running(worker):
+        wait_for(lambda: worker.stats.handled >= 800, 60, "all predictions")
+    reports = [m for m in _messages(redis_client, names.drift()) if isinstance(m, DriftReport)]
+    assert [r.kind for r in reports] == ["prediction"], [(r.kind, r.drifted) for r in reports]  # windows 1-2 clean
+    r = reports[0]
+    assert r.state == "raised" and r.detector == "chi2" and r.features[0].test == "chi2"
+    assert r.features[0].p_value < 1e-6 and r.features[0].effect_size > 0.2 and r.window_end_ms == T0 + 799_000
+    assert "bearing_wear" in r.cause_detail
