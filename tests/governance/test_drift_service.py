@@ -94,9 +94,9 @@ def _degraded_student(tmp: Path, noise: float) -> Path:
     shutil.copy(REGISTRY / "plc" / "v4" / "student.fp32.onnx", path)
     model = onnx.load(path)
     rng = np.random.default_rng(5)
-    for init in model.graph.initializer:
+    for init in model.graph.initializer:  # the layers' weights (not the baked-in standardiser or calibration)
         a = numpy_helper.to_array(init)
-        if a.dtype == np.float32 and a.ndim >= 2:
+        if init.name.endswith(".weight"):
             init.CopyFrom(numpy_helper.from_array((a + rng.normal(size=a.shape) * noise * a.std()).astype(np.float32),
                                                   init.name))
     onnx.save(model, path)
@@ -109,7 +109,7 @@ def test_shadow_teacher_alarm_only_for_a_degraded_student(student: str, redis_cl
     names = stream_names
     settings = DriftSettings(modalities=("plc",), shadow_fraction=1.0, shadow_window=200, block_ms=50,
                              prediction_drift=False)
-    path = REGISTRY / "plc" / "v4" / "student.fp32.onnx" if student == "healthy" else _degraded_student(tmp_path, 0.05)
+    path = REGISTRY / "plc" / "v4" / "student.fp32.onnx" if student == "healthy" else _degraded_student(tmp_path, 0.5)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     _, ref = plc_reference()
     x = ref[np.arange(600) % len(ref)].astype(np.float32)
@@ -139,7 +139,7 @@ def test_shadow_teacher_alarm_only_for_a_degraded_student(student: str, redis_cl
         return
     raised = next(r for r in reports if r.state == "raised")
     assert raised.kind == "shadow" and raised.cause == "model" and raised.error_rate is not None
-    assert raised.error_rate > 0.2 and "binomial" in raised.detector
+    assert raised.error_rate > 0.1 and "binomial" in raised.detector
     req = next(r for r in requests if r.state == "raise")
     assert req.source == "drift" and req.episode_key == "drift:shadow:plc:fleet" and "teacher" in req.message
     assert req.details["teacher"]["name"] == "plc-student:teacher"
