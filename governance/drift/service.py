@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter as Tally
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -170,33 +170,43 @@ class DeployedModel:
             return names, np.asarray(z["features"], np.float64), labels
 
 
-class _LabelMix:
-    """Chi-squared drift of the predicted-label mix against a baseline (or the card's labels)."""
+class _CountMix:
+    """Chi-squared drift of a category mix (predicted labels, PLC alarm families) against a reference:
+    the counts of the first ``baseline`` entries (or given counts), then windows of ``window`` entries."""
 
-    def __init__(self, settings: DriftSettings, card_counts: dict[str, int] | None) -> None:
-        self.settings = settings
-        self.reference: dict[str, int] | None = card_counts if settings.prediction_reference == "card" else None
+    def __init__(self, baseline: int, window: int, hysteresis: Hysteresis,
+                 reference: dict[str, int] | None = None) -> None:
+        self.baseline_entries, self.window_entries = baseline, window
+        self.reference = reference
+        self.hysteresis = hysteresis
         self.baseline: Tally[str] = Tally()
+        self.n_baseline = 0
         self.window: Tally[str] = Tally()
         self.n_window = 0
         self.start_ms: int | None = None
-        self.hysteresis = Hysteresis(settings.raise_after, settings.clear_after, settings.cooldown)
 
-    def add(self, label: str, time_ms: int) -> tuple[dict[str, int], dict[str, int], int, int] | None:
-        s = self.settings
+    def add(self, counts: Mapping[str, int], time_ms: int) -> tuple[dict[str, int], dict[str, int], int, int] | None:
         if self.reference is None:
-            self.baseline[label] += 1
-            if sum(self.baseline.values()) >= s.prediction_baseline:
+            self.baseline.update(counts)
+            self.n_baseline += 1
+            if self.n_baseline >= self.baseline_entries:
                 self.reference = dict(self.baseline)
             return None
-        self.window[label] += 1
+        self.window.update(counts)
         self.n_window += 1
         self.start_ms = time_ms if self.start_ms is None else self.start_ms
-        if self.n_window < s.prediction_window:
+        if self.n_window < self.window_entries:
             return None
         out = (self.reference, dict(self.window), self.start_ms, time_ms)
         self.window, self.n_window, self.start_ms = Tally(), 0, None
         return out
+
+
+def alarm_mix(alarm_counts: Mapping[str, int]) -> dict[str, int]:
+    """A PLC window's alarm activations per family, plus ``quiet`` = 1 for a window without any (so a
+    line that starts or stops alarming changes the mix too)."""
+    counts = {f: int(n) for f, n in alarm_counts.items() if n > 0}
+    return counts or {"quiet": 1}
 
 
 class FeatureDriftHandler:
@@ -222,10 +232,12 @@ class FeatureDriftHandler:
                              rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups))
         self.monitor = FeatureDriftMonitor(feature_names, reference, params)
         card_counts = None
-        if labels is not None:
+        if labels is not None and s.prediction_reference == "card":
             classes = model.card.classes
             card_counts = dict(Tally(classes[int(i)] for i in labels))
-        self.labels = _LabelMix(settings, card_counts)
+        self.labels = _CountMix(s.prediction_baseline, s.prediction_window,
+                                Hysteresis(s.raise_after, s.clear_after, s.cooldown), card_counts)
+        self.alarms = _CountMix(s.baseline_size, s.fleet_window, Hysteresis(s.raise_after, s.clear_after, s.cooldown))
 
     def inputs(self, unit: int) -> list[str]:
         streams = [self.names.features_shard(self.modality, s) for s in range(self.names.shards)]
@@ -262,6 +274,8 @@ class FeatureDriftHandler:
                 self.metrics.seconds.labels(role=self.role, kind="feature").observe(time.perf_counter() - t0)
             for d in decisions:
                 self._emit_feature(commit, d)
+            if isinstance(feat, PlcFeatures):
+                self._alarms(commit, feat)
             batch.ack(entry)
 
     def _report(self, d: WindowDecision) -> DriftReport:
@@ -292,38 +306,47 @@ class FeatureDriftHandler:
                                                           "features": d.drifted_names[:5]})
 
     def _prediction(self, commit: Any, pred: Prediction) -> None:
-        got = self.labels.add(pred.label, pred.event_time_ms)
-        if got is None:
-            return
+        got = self.labels.add({pred.label: 1}, pred.event_time_ms)
+        if got is not None:
+            self._emit_counts(commit, self.labels, got, "prediction", "label", "predicted-label mix")
+
+    def _alarms(self, commit: Any, feat: PlcFeatures) -> None:
+        got = self.alarms.add(alarm_mix(feat.alarm_counts), feat.event_time_ms)
+        if got is not None:
+            self._emit_counts(commit, self.alarms, got, "feature", "alarm_counts", "PLC alarm-family mix")
+
+    def _emit_counts(self, commit: Any, mix: _CountMix, got: tuple[dict[str, int], dict[str, int], int, int],
+                     kind: Literal["prediction", "feature"], name: str, what: str) -> None:
         reference, live, start, end = got
         t0 = time.perf_counter()
         r = chi2_counts(reference, live)
-        self.metrics.seconds.labels(role=self.role, kind="prediction").observe(time.perf_counter() - t0)
+        self.metrics.seconds.labels(role=self.role, kind=kind).observe(time.perf_counter() - t0)
         s = self.settings
         drifted = r.p_value <= s.alpha
-        event = self.labels.hysteresis.update(drifted)
-        self.metrics.count(self.role, "prediction", "fleet", drifted, event)
-        if not drifted and event == "normal" and not self.labels.hysteresis.raised:
+        event = mix.hysteresis.update(drifted)
+        self.metrics.count(self.role, kind, "fleet", drifted, event)
+        if not drifted and event == "normal" and not mix.hysteresis.raised:
             return
         shares = ", ".join(f"{c} {a:.0%}->{b:.0%}" for c, a, b in zip(r.categories, r.reference_share, r.live_share))
         state: Literal["normal", "raised", "cleared"] = (
-            event if event != "normal" else ("raised" if self.labels.hysteresis.raised else "normal"))
+            event if event != "normal" else ("raised" if mix.hysteresis.raised else "normal"))
         report = DriftReport(
-            kind="prediction", scope="fleet", asset_id="fleet", modality=self.modality, window_start_ms=start,
+            kind=kind, scope="fleet", asset_id="fleet", modality=self.modality, window_start_ms=start,
             window_end_ms=end, n_live=sum(live.values()), n_reference=sum(reference.values()), drifted=drifted,
-            state=state, cause="model" if drifted else "", cause_detail=f"predicted-label mix: {shares}",
-            correction="", alpha=s.alpha,
-            features=[DriftFeature(name="label", test="chi2", statistic=r.statistic, p_value=r.p_value,
+            state=state, cause=("model" if kind == "prediction" else "fleet") if drifted else "",
+            cause_detail=f"{what}: {shares}", correction="", alpha=s.alpha,
+            features=[DriftFeature(name=name, test="chi2", statistic=r.statistic, p_value=r.p_value,
                                    p_adjusted=r.p_value, effect_size=r.effect_size, drifted=drifted)],
             detector="chi2", model=self.model.ref, decided_at_ms=_now_ms(self.clock))
         commit.xadd(self.names.drift(), encode_message(report), maxlen=self.maxlen)
         if event != "normal":
-            msg = (f"{self.modality} predicted-label mix {'drifted' if event == 'raised' else 'back to normal'}: "
+            msg = (f"{self.modality} {what} {'drifted' if event == 'raised' else 'back to normal'}: "
                    f"chi2 {r.statistic:.1f}, p {r.p_value:.1e}, Cramer's V {r.effect_size:.2f} ({shares}); "
                    f"{_window_text(report)}")
-            commit.xadd(self.names.alert_requests(), encode_message(_alert(report, event, msg,
-                                                                         _feature_details(report))),
-                        maxlen=self.maxlen)
+            req = _alert(report, event, msg, _feature_details(report))
+            if name != "label":
+                req = req.model_copy(update={"episode_key": f"drift:{name}:{self.modality}:fleet"})
+            commit.xadd(self.names.alert_requests(), encode_message(req), maxlen=self.maxlen)
 
 
 def _finite(x: float) -> float:

@@ -236,3 +236,34 @@ def test_prediction_label_mix_drift_chi2(redis_client: redis.Redis, stream_names
     assert r.state == "raised" and r.detector == "chi2" and r.features[0].test == "chi2"
     assert r.features[0].p_value < 1e-6 and r.features[0].effect_size > 0.2 and r.window_end_ms == T0 + 799_000
     assert "bearing_wear" in r.cause_detail
+
+
+def test_plc_alarm_family_mix_drift_chi2(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    from pipeline.features.plc_window import ALARM_FAMILIES
+
+    names = stream_names
+    settings = DriftSettings(modalities=("plc",), shadow=False, prediction_drift=False, baseline_size=100,
+                             window=100, fleet_window=100, raise_after=1, block_ms=50)
+    feature_names, ref = plc_reference()
+    stream = AssetStream(feature_names, ref, row=9, noise=0.25, seed=8)
+    rng = np.random.default_rng(8)
+    pipe = redis_client.pipeline(transaction=False)
+    for i, v in enumerate(stream.draw(300)):
+        counts = dict.fromkeys(ALARM_FAMILIES, 0)
+        if rng.random() < 0.1:
+            counts["A1xx"] = 1  # now and then a process alarm
+        if i >= 200 and rng.random() < 0.5:
+            counts["A2xx"] = int(rng.integers(1, 4))  # a new alarm family starts firing
+        msg = features("plc", "PMP-01", T0 + i * 1000, value=v).model_copy(update={"alarm_counts": counts})
+        pipe.xadd(names.features("plc", "PMP-01"), encode_message(msg))
+    pipe.execute()
+    worker = _worker(drift_workers(redis_client, names, settings), "drift.plc")
+    with running(worker):
+        wait_for(lambda: worker.stats.handled >= 300, 60, "all features")
+    reports = [m for m in _messages(redis_client, names.drift()) if isinstance(m, DriftReport)]
+    alarm = [r for r in reports if r.features and r.features[0].name == "alarm_counts"]
+    assert len(alarm) == 1 and alarm[0].state == "raised" and alarm[0].window_end_ms == T0 + 299_000
+    assert alarm[0].features[0].p_value < 1e-6 and "A2xx" in alarm[0].cause_detail
+    requests = [m for m in _messages(redis_client, names.alert_requests()) if isinstance(m, AlertRequest)]
+    req = next(m for m in requests if m.episode_key == "drift:alarm_counts:plc:fleet")
+    assert req.state == "raise" and "alarm-family mix" in req.message
