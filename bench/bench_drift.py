@@ -14,6 +14,8 @@
    vibration/pressure shift on one asset; fleet: ambient_shift on every asset) at two magnitudes: windows from
    the onset to the raise (raise_after=2), the share of runs detected, the cause hint, false raises on the
    assets that did not drift.
+4. **Shadow teacher under input drift**: the shipped PLC INT8 student against its own teacher on the card's
+   reference vectors with a temperature offset or a machine change of growing size.
 """
 
 from __future__ import annotations
@@ -167,6 +169,40 @@ def detection(seeds: int) -> dict[str, Any]:
     return out
 
 
+def shadow_under_drift() -> dict[str, Any]:
+    """How far the shipped PLC student (INT8, serving) drifts from its own teacher when the inputs drift:
+    disagreement and the share flagged as faults on the card's 256 reference vectors, perturbed."""
+    import onnxruntime as ort
+
+    from governance.drift.scenarios import REGISTRY
+
+    names, ref = plc_reference()
+    x0 = ref.astype(np.float32)
+    teacher = ort.InferenceSession(str(REGISTRY / "plc" / "v4" / "teacher.fp32.onnx"), providers=["CPUExecutionProvider"])
+    student = ort.InferenceSession(str(REGISTRY / "plc" / "v4" / "student.int8.cpu.onnx"),
+                                   providers=["CPUExecutionProvider"])
+
+    def measure(x: np.ndarray) -> dict[str, float]:
+        t = teacher.run(None, {"input": x})[0].argmax(1)
+        s = student.run(None, {"input": x})[0].argmax(1)
+        return {"disagreement": float(np.mean(t != s)), "student_faults": float(np.mean(s != 0)),
+                "teacher_faults": float(np.mean(t != 0))}
+
+    out = {"none": measure(x0)}
+    for kelvin in (4, 10, 20, 40):
+        x = x0.copy()
+        for n in ("temp.bearing_c_over_100", "temp.winding_c_over_100"):
+            x[:, names.index(n)] += kelvin / 100
+        out[f"temperature +{kelvin} K"] = measure(x)
+    sd = ref.std(axis=0)
+    for f in (0.5, 1.0, 2.0, 3.0):
+        x = x0.copy()
+        for n in ("vib.mean_log", "current.mean_over_rated", "speed.mean_over_nominal", "pressure.mean_over_nominal"):
+            x[:, names.index(n)] += f * sd[names.index(n)]
+        out[f"machine +{f} sd"] = measure(x)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
@@ -174,7 +210,8 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = {"cost": cost(), "null_numpy": null_numpy(args.null_windows), "detection": detection(args.seeds)}
+    result = {"cost": cost(), "null_numpy": null_numpy(args.null_windows), "detection": detection(args.seeds),
+              "shadow_under_drift": shadow_under_drift()}
     result["seconds"] = time.perf_counter() - t0
     text = json.dumps(result, indent=1, default=float)
     print(text)
