@@ -267,3 +267,38 @@ def test_plc_alarm_family_mix_drift_chi2(redis_client: redis.Redis, stream_names
     requests = [m for m in _messages(redis_client, names.alert_requests()) if isinstance(m, AlertRequest)]
     req = next(m for m in requests if m.episode_key == "drift:alarm_counts:plc:fleet")
     assert req.state == "raise" and "alarm-family mix" in req.message
+
+
+def test_drift_workers_for_every_shipped_modality(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """Each shipped student has its teacher, its reference and an expected disagreement: one feature worker
+    and one shadow worker per modality, plus the feedback worker, sharing one metrics registry."""
+    workers = drift_workers(redis_client, stream_names, DriftSettings())
+    roles = [w.config.role for w in workers]
+    assert roles == ["drift.plc", "drift.thermal", "drift.audio", "drift.feedback", "shadow.plc", "shadow.thermal",
+                     "shadow.audio"]
+    assert len({id(w.metrics.registry) for w in workers}) == 1
+    assert {w.config.group for w in workers if w.config.role.startswith("shadow")} == {"shadow"}
+    for w in workers:
+        if w.config.role.startswith("shadow."):
+            x = np.zeros((2, {"plc": 45, "thermal": 69, "audio": 79}[w.config.role.split(".")[1]]), np.float32)
+            assert w.handler.teacher.predict(x).shape == (2, 6)  # type: ignore[attr-defined]
+
+
+
+def test_a_registry_without_teacher_is_refused_for_shadow_only(redis_client: redis.Redis, stream_names: StreamNames,
+                                                               tmp_path: Path) -> None:
+    import json
+
+    from governance.drift.shadow import TeacherMissing
+
+    version = tmp_path / "plc" / "v4"
+    shutil.copytree(REGISTRY / "plc" / "v4", version, ignore=shutil.ignore_patterns("teacher.fp32.onnx", "*.png"))
+    card = json.loads((version / "card.json").read_text())
+    del card["files"]["teacher_fp32"]
+    card["files"] = {k: v for k, v in card["files"].items() if (version / v["path"]).is_file()}
+    (version / "card.json").write_text(json.dumps(card))
+    with pytest.raises(TeacherMissing, match="scripts/ship_teacher.py"):
+        drift_workers(redis_client, stream_names, DriftSettings(registry=tmp_path, modalities=("plc",)))
+    workers = drift_workers(redis_client, stream_names, DriftSettings(registry=tmp_path, modalities=("plc",),
+                                                                      shadow=False))
+    assert [w.config.role for w in workers] == ["drift.plc", "drift.feedback"]
