@@ -86,7 +86,7 @@ def null_numpy(n_windows: int) -> dict[str, Any]:
         tests = ReferenceTests([f"f{j}" for j in range(45)], rng.normal(size=(256, 45)))
         windows = features = 0
         for _ in range(n_windows):
-            flagged = sum(f.drifted for f in tests.evaluate(rng.normal(size=(200, 45)), 0.01, correction))  # type: ignore[arg-type]
+            flagged = sum(f.drifted for f in tests.evaluate(rng.normal(size=(200, 45)), 0.01, correction))
             windows += flagged > 0
             features += flagged
         out[correction] = {"windows": n_windows, "alpha": 0.01, "window_rate": windows / n_windows,
@@ -174,7 +174,7 @@ def shadow_under_drift() -> dict[str, Any]:
     disagreement and the share flagged as faults on the card's 256 reference vectors, perturbed."""
     import onnxruntime as ort
 
-    from governance.drift.scenarios import REGISTRY
+    from models.registry.store import DEFAULT_ROOT as REGISTRY
 
     names, ref = plc_reference()
     x0 = ref.astype(np.float32)
@@ -182,7 +182,7 @@ def shadow_under_drift() -> dict[str, Any]:
     student = ort.InferenceSession(str(REGISTRY / "plc" / "v4" / "student.int8.cpu.onnx"),
                                    providers=["CPUExecutionProvider"])
 
-    def measure(x: np.ndarray) -> dict[str, float]:
+    def measure(x: Any) -> dict[str, float]:
         t = teacher.run(None, {"input": x})[0].argmax(1)
         s = student.run(None, {"input": x})[0].argmax(1)
         return {"disagreement": float(np.mean(t != s)), "student_faults": float(np.mean(s != 0)),
@@ -210,7 +210,7 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = {"cost": cost(), "null_numpy": null_numpy(args.null_windows), "detection": detection(args.seeds),
+    result: dict[str, Any] = {"cost": cost(), "null_numpy": null_numpy(args.null_windows), "detection": detection(args.seeds),
               "shadow_under_drift": shadow_under_drift()}
     result["seconds"] = time.perf_counter() - t0
     text = json.dumps(result, indent=1, default=float)
