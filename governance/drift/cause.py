@@ -2,11 +2,13 @@
 
 * ``fleet``: at least ``fleet_fraction`` of the evaluated assets (and at least ``min_fleet_assets``)
   drifted in the same period: ambient, process, or a firmware / feature-code change.
-* ``sensor``: one asset, and its drifted features all belong to at most ``sensor_max_groups``
-  feature groups (the name before the first dot: ``temp``, ``de_bearing``, ``shaft`` ...): one
-  sensor ageing or fouling (an RTD offset, a dirty lens, a degraded microphone band).
-* ``machine``: one asset moving on features of several groups: the machine itself changed
-  (a repair, a new load, a different product).
+* ``machine``: one asset drifting in more than one modality at once (its PLC *and* its thermal
+  image, say): the machine itself changed (a repair, a new load, a different product).
+* ``sensor``: one asset, one modality, and either the modality is one device (``single_device``:
+  the thermal camera, the microphone — camera ageing, a degraded microphone) or its drifted
+  features all belong to at most ``sensor_max_groups`` feature groups (the name before the first
+  dot: ``temp``, ``vib``, ``current`` ...: one PLC sensor ageing or fouling, an RTD offset).
+* ``machine`` too: one asset moving on PLC features of several groups.
 
 >>> feature_group("temp.bearing_c_over_100"), feature_group("missing.current")
 ('temp', 'missing')
@@ -17,6 +19,11 @@
 'machine'
 >>> rules.cause("A", {"A": {"temp.bearing_std"}, "B": {"temp.bearing_std"}, "C": {"vib.mean_log"}}).cause
 'fleet'
+>>> rules.cause("A", {"A": {"global.ambient_c_over_40", "de_bearing.max_rise"}, "B": set(), "C": set()},
+...             single_device="thermal camera").cause
+'sensor'
+>>> rules.cause("A", {"A": {"temp.bearing_c_over_100"}, "B": set(), "C": set()}, other_modalities={"thermal"}).cause
+'machine'
 """
 
 from __future__ import annotations
@@ -48,13 +55,22 @@ class CauseRules:
         k = sum(1 for feats in drifted.values() if feats)
         return (n >= self.min_fleet_assets and k >= self.fleet_fraction * n), k, n
 
-    def cause(self, asset_id: str, drifted: Mapping[str, Set[str]]) -> CauseHint:
-        """Cause for ``asset_id``'s drift given every evaluated asset's latest drifted features."""
+    def cause(self, asset_id: str, drifted: Mapping[str, Set[str]], single_device: str | None = None,
+              other_modalities: Set[str] = frozenset()) -> CauseHint:
+        """Cause for ``asset_id``'s drift given every evaluated asset's latest drifted features (of this
+        modality), the device when the whole modality is one sensor, and the asset's other modalities that
+        drifted in the same period."""
         fleet, k, n = self.fleet_drifted(drifted)
         if fleet:
             return CauseHint("fleet", f"{k} of {n} assets drifted together (ambient, process or a "
                                       "firmware/feature change)")
         feats = sorted(drifted.get(asset_id, set()))
+        if other_modalities:
+            return CauseHint("machine", f"{asset_id} drifted in {', '.join(sorted(other_modalities))} too: the "
+                                        "machine changed, not one sensor")
+        if single_device:
+            return CauseHint("sensor", f"only {asset_id}'s {single_device} moved ({len(feats)} features, no other "
+                                       "modality of the asset): the device ageing or fouling")
         groups = sorted({feature_group(f) for f in feats})
         if len(groups) <= self.sensor_max_groups:
             return CauseHint("sensor", f"only {asset_id}'s {'/'.join(groups) or '-'} features moved "

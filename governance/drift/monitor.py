@@ -18,6 +18,7 @@ entries.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -72,6 +73,27 @@ class DriftParams:
     cooldown: int = 2
     fleet_horizon_ms: int = 600_000
     rules: CauseRules = field(default_factory=CauseRules)
+    single_device: str | None = None  #: "thermal camera" / "microphone": the modality is one sensor
+
+
+class DriftBoard:
+    """Which modalities of which asset drifted lately, shared by the modalities' monitors (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[tuple[str, str], int] = {}
+
+    def record(self, asset_id: str, modality: str, drifted: bool, time_ms: int) -> None:
+        with self._lock:
+            if drifted:
+                self._last[(asset_id, modality)] = time_ms
+            else:
+                self._last.pop((asset_id, modality), None)
+
+    def others(self, asset_id: str, modality: str, now_ms: int, horizon_ms: int) -> set[str]:
+        with self._lock:
+            return {m for (a, m), t in self._last.items()
+                    if a == asset_id and m != modality and abs(now_ms - t) <= horizon_ms}
 
 
 class ReferenceTests:
@@ -111,9 +133,12 @@ class _AssetState:
 class FeatureDriftMonitor:
     """Windows, tests and alarm state of one modality (see the module docstring)."""
 
-    def __init__(self, names: list[str], reference: NDArray[Any], params: DriftParams | None = None) -> None:
+    def __init__(self, names: list[str], reference: NDArray[Any], params: DriftParams | None = None,
+                 modality: str = "", board: DriftBoard | None = None) -> None:
         self.names = list(names)
         self.params = params or DriftParams()
+        self.modality = modality
+        self.board = board
         self.card_tests = ReferenceTests(self.names, reference)
         p = self.params
         self.fleet_window = VectorWindow(p.fleet_window)
@@ -160,7 +185,12 @@ class FeatureDriftMonitor:
         st.last_drifted = frozenset(f.name for f in feats if f.drifted)
         st.last_end_ms = data.end_ms
         event = st.hysteresis.update(drifted)
-        cause = p.rules.cause(asset_id, self._recent_drift(data.end_ms)) if drifted or st.hysteresis.raised else None
+        others: set[str] = set()
+        if self.board is not None:
+            self.board.record(asset_id, self.modality, drifted, data.end_ms)
+            others = self.board.others(asset_id, self.modality, data.end_ms, p.fleet_horizon_ms)
+        cause = (p.rules.cause(asset_id, self._recent_drift(data.end_ms), p.single_device, others)
+                 if drifted or st.hysteresis.raised else None)
         return WindowDecision("asset", asset_id, data.start_ms, data.end_ms, len(data.values), st.tests.n, feats,
                               drifted, event, st.hysteresis.raised, cause)
 

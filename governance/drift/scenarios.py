@@ -63,3 +63,30 @@ def machine_change(stream: AssetStream, x: NDArray[np.float64], shift: float = 0
         for j in stream.idx(prefix):
             out[:, j] += shift * stream.fleet_std[j]
     return out
+
+
+def reference(modality: str) -> tuple[list[str], NDArray[np.float64]]:
+    """Feature names and reference vectors of the shipped ``modality`` card."""
+    with np.load(REGISTRY / modality / "v4" / "reference.npz", allow_pickle=False) as z:
+        return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
+
+
+def camera_ageing(stream: AssetStream, x: NDArray[np.float64], level: float = 1.0) -> NDArray[np.float64]:
+    """The simulator's ``camera_ageing`` on thermal vectors: the offset moves the estimated ambient
+    (``global.ambient_c_over_40``), the gain scales every temperature rise."""
+    d = constant_drift("camera_ageing", level)
+    out = x.copy()
+    out[:, stream.names.index("global.ambient_c_over_40")] += float(d.camera_offset_k) / 40.0
+    for j, name in enumerate(stream.names):
+        if name.endswith("_rise"):
+            out[:, j] *= float(d.camera_gain)
+    return out
+
+
+def thermal_machine_change(stream: AssetStream, x: NDArray[np.float64], shift: float = 0.5) -> NDArray[np.float64]:
+    """A heavier load seen by the camera: motor body, bearings and terminal box run warmer."""
+    out = x.copy()
+    for prefix in ("motor_body.mean_rise", "de_bearing.mean_rise", "nde_bearing.mean_rise", "terminal_box.mean_rise"):
+        for j in stream.idx(prefix):
+            out[:, j] += shift * stream.fleet_std[j]
+    return out

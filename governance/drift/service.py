@@ -35,7 +35,7 @@ from prometheus_client import Counter, Histogram
 from governance.drift.cause import CauseRules
 from governance.drift.chi2 import chi2_counts
 from governance.drift.error_detectors import ErrorStreamMonitor
-from governance.drift.monitor import DriftParams, FeatureDriftMonitor, WindowDecision
+from governance.drift.monitor import DriftBoard, DriftParams, FeatureDriftMonitor, WindowDecision
 from governance.drift.shadow import (
     TEACHER_ROLE,
     ShadowMonitor,
@@ -71,6 +71,8 @@ from models.runtime import Runtime, RuntimeSettings
 log = logging.getLogger("governance.drift")
 SOURCE = "governance.drift"
 FEATURE_TYPES = (PlcFeatures, ThermalFeatures, AudioFeatures)
+#: Modalities whose whole feature vector comes from one device (cause "sensor" when only it drifts).
+SINGLE_DEVICE = {"thermal": "thermal camera", "audio": "microphone"}
 SEVERITY = {"feature": 0.4, "prediction": 0.5, "error": 0.6, "shadow": 0.7}
 
 
@@ -214,7 +216,7 @@ class FeatureDriftHandler:
 
     def __init__(self, modality: str, names: StreamNames, settings: DriftSettings, model: DeployedModel,
                  metrics: WorkerMetrics, drift_metrics: DriftMetrics, maxlen: int,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, board: DriftBoard | None = None) -> None:
         self.modality = modality
         self.names = names
         self.settings = settings
@@ -229,8 +231,9 @@ class FeatureDriftHandler:
                              asset_reference=s.asset_reference, alpha=s.alpha, correction=s.correction,
                              raise_after=s.raise_after, clear_after=s.clear_after, cooldown=s.cooldown,
                              fleet_horizon_ms=s.fleet_horizon_ms,
-                             rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups))
-        self.monitor = FeatureDriftMonitor(feature_names, reference, params)
+                             rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
+                             single_device=SINGLE_DEVICE.get(modality))
+        self.monitor = FeatureDriftMonitor(feature_names, reference, params, modality, board)
         card_counts = None
         if labels is not None and s.prediction_reference == "card":
             classes = model.card.classes
@@ -552,8 +555,9 @@ def drift_workers(client: redis.Redis, names: StreamNames, settings: DriftSettin
     dm = DriftMetrics(metrics)
     workers: list[StreamWorker] = []
     models = {m: DeployedModel.load(settings, m) for m in settings.modalities}
+    board = DriftBoard()  # the modalities' workers run in one process: a machine change shows in several
     for m, model in models.items():
-        handler = FeatureDriftHandler(m, names, settings, model, metrics, dm, maxlen, clock)
+        handler = FeatureDriftHandler(m, names, settings, model, metrics, dm, maxlen, clock, board)
         workers.append(StreamWorker(client, names, _config(handler.role, ConsumerGroup.DRIFT.value, settings, maxlen,
                                                            consumer), handler.inputs, handler, metrics=metrics))
     fb = FeedbackDriftHandler(names, settings, dm, maxlen, clock)

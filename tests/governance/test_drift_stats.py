@@ -186,3 +186,43 @@ def test_error_detector_decisions_equal_rivers(name: str, cls: type) -> None:
     assert mine == ref
     assert any(1500 <= i < 2100 for i in mine), f"{name} missed the error-rate jump: {mine}"
     assert type(make_detector(name)) is cls
+
+
+def test_camera_ageing_is_a_sensor_and_a_change_seen_by_two_modalities_is_the_machine() -> None:
+    """The thermal camera is one device: camera ageing on one asset -> sensor. A load change that the
+    PLC and the camera of the same asset both see -> machine (the monitors share a DriftBoard)."""
+    from governance.drift.monitor import DriftBoard
+    from governance.drift.scenarios import camera_ageing, reference, thermal_machine_change
+
+    def run(perturb_thermal: object, perturb_plc: object) -> list:
+        board = DriftBoard()
+        mons, streams = {}, {}
+        for m, single in (("plc", None), ("thermal", "thermal camera")):
+            names, ref = reference(m)
+            mons[m] = FeatureDriftMonitor(names, ref, DriftParams(window=200, baseline_size=300, raise_after=2,
+                                                                  single_device=single), m, board)
+            streams[m] = {f"PMP-{i:02d}": AssetStream(names, ref, row=13 * i + 1, noise=0.25, seed=50 + i)
+                          for i in range(4)}
+        out = []
+        t = 0
+        for w in range(-1, 6):
+            for a in streams["plc"]:
+                for m, perturb in (("plc", perturb_plc), ("thermal", perturb_thermal)):
+                    s = streams[m][a]
+                    x = s.draw(300 if w < 0 else 200)
+                    if w >= 2 and a == "PMP-01" and perturb is not None:
+                        x = perturb(s, x)  # type: ignore[operator]
+                    for v in x:
+                        out += [(m, d) for d in mons[m].add(a, v, t) if d.scope == "asset"]
+                        t += 1000
+        return out
+
+    sensor = run(lambda s, x: camera_ageing(s, x, 2.0), None)
+    raised = [(m, d) for m, d in sensor if d.event == "raised"]
+    assert [(m, d.asset_id) for m, d in raised] == [("thermal", "PMP-01")]
+    assert raised[0][1].cause.cause == "sensor" and "thermal camera" in raised[0][1].cause.detail
+    assert "global.ambient_c_over_40" in raised[0][1].drifted_names
+    machine = run(thermal_machine_change, machine_change)
+    raised = [(m, d) for m, d in machine if d.event == "raised"]
+    assert {(m, d.asset_id) for m, d in raised} == {("plc", "PMP-01"), ("thermal", "PMP-01")}
+    assert all(d.cause.cause == "machine" for _, d in raised), [d.cause for _, d in raised]
