@@ -27,6 +27,9 @@ class DriftSettings(WorkerSettings):
     baseline_size: int = Field(300, ge=20, description="An asset's first vectors that form its own reference.")
     asset_reference: Literal["baseline", "card"] = Field(
         "baseline", description="What an asset window is tested against: its own baseline or the card's sample.")
+    fleet_reference: Literal["card", "baseline"] = Field(
+        "card", description="What the pooled fleet window is tested against: the card's training sample, or the "
+                            "line's own first fleet window (a line that never looked like the training fleet).")
     alpha: float = Field(0.01, gt=0.0, lt=0.5, description="Level per window after the correction across "
                          "features: the configured false-alarm rate per window.")
     correction: Literal["bonferroni", "bh"] = "bonferroni"

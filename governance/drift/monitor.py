@@ -5,7 +5,8 @@ features entry and turns its :class:`WindowDecision` values into ``DriftReport``
 entries.
 
 * **Fleet scope**: the vectors of every asset pooled into windows of ``fleet_window`` and tested
-  against the model card's reference sample (the training data the deployed model saw).
+  against the model card's reference sample (the training data the deployed model saw;
+  ``fleet_reference="card"``, the default) or against the line's first fleet window (``"baseline"``).
 * **Asset scope**: each asset's windows of ``window`` vectors, tested against the asset's own
   ``baseline`` (its first ``baseline_size`` vectors; ``asset_reference="baseline"``, the default:
   one machine is never distributed like a whole training fleet) or against the card's reference
@@ -66,6 +67,7 @@ class DriftParams:
     fleet_window: int = 500
     baseline_size: int = 300
     asset_reference: Literal["baseline", "card"] = "baseline"
+    fleet_reference: Literal["card", "baseline"] = "card"  #: baseline: the first fleet window of the line
     alpha: float = 0.01
     correction: Correction = "bonferroni"
     raise_after: int = 2
@@ -142,6 +144,7 @@ class FeatureDriftMonitor:
         self.card_tests = ReferenceTests(self.names, reference)
         p = self.params
         self.fleet_window = VectorWindow(p.fleet_window)
+        self.fleet_tests: ReferenceTests | None = self.card_tests if p.fleet_reference == "card" else None
         self.fleet_hysteresis = Hysteresis(p.raise_after, p.clear_after, p.cooldown)
         self.assets: dict[str, _AssetState] = {}
 
@@ -169,7 +172,11 @@ class FeatureDriftMonitor:
         elif st.window.add(v, time_ms):
             out.append(self._asset_decision(asset_id, st, st.window.take()))
         if self.fleet_window.add(v, time_ms):
-            out.append(self._fleet_decision(self.fleet_window.take()))
+            data = self.fleet_window.take()
+            if self.fleet_tests is None:  # the line's first fleet window is its baseline
+                self.fleet_tests = ReferenceTests(self.names, data.values)
+            else:
+                out.append(self._fleet_decision(data, self.fleet_tests))
         return out
 
     def _recent_drift(self, now_ms: int) -> dict[str, frozenset[str]]:
@@ -194,9 +201,9 @@ class FeatureDriftMonitor:
         return WindowDecision("asset", asset_id, data.start_ms, data.end_ms, len(data.values), st.tests.n, feats,
                               drifted, event, st.hysteresis.raised, cause)
 
-    def _fleet_decision(self, data: WindowData) -> WindowDecision:
+    def _fleet_decision(self, data: WindowData, tests: ReferenceTests) -> WindowDecision:
         p = self.params
-        feats = self.card_tests.evaluate(data.values, p.alpha, p.correction)
+        feats = tests.evaluate(data.values, p.alpha, p.correction)
         drifted = any(f.drifted for f in feats)
         event = self.fleet_hysteresis.update(drifted)
         cause = None
@@ -204,5 +211,5 @@ class FeatureDriftMonitor:
             fleet, k, n = p.rules.fleet_drifted(self._recent_drift(data.end_ms))
             cause = CauseHint("fleet", f"the pooled fleet window left the model's training reference; {k} of {n} "
                                        "assets drifted against their own baselines")
-        return WindowDecision("fleet", "fleet", data.start_ms, data.end_ms, len(data.values), self.card_tests.n,
+        return WindowDecision("fleet", "fleet", data.start_ms, data.end_ms, len(data.values), tests.n,
                               feats, drifted, event, self.fleet_hysteresis.raised, cause)

@@ -228,7 +228,8 @@ class FeatureDriftHandler:
         feature_names, reference, labels = model.reference()
         s = settings
         params = DriftParams(window=s.window, fleet_window=s.fleet_window, baseline_size=s.baseline_size,
-                             asset_reference=s.asset_reference, alpha=s.alpha, correction=s.correction,
+                             asset_reference=s.asset_reference, fleet_reference=s.fleet_reference, alpha=s.alpha,
+                             correction=s.correction,
                              raise_after=s.raise_after, clear_after=s.clear_after, cooldown=s.cooldown,
                              fleet_horizon_ms=s.fleet_horizon_ms,
                              rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),

@@ -226,3 +226,25 @@ def test_camera_ageing_is_a_sensor_and_a_change_seen_by_two_modalities_is_the_ma
     raised = [(m, d) for m, d in machine if d.event == "raised"]
     assert {(m, d.asset_id) for m, d in raised} == {("plc", "PMP-01"), ("thermal", "PMP-01")}
     assert all(d.cause.cause == "machine" for _, d in raised), [d.cause for _, d in raised]
+
+
+def test_fleet_window_against_the_lines_own_baseline() -> None:
+    """fleet_reference="baseline": the first pooled window is the reference; a hall warming up (every
+    asset) drifts the fleet window, and nothing before it does."""
+    names, ref, streams = _fleet(seed=60, n=5)
+    monitor = FeatureDriftMonitor(names, ref, DriftParams(window=200, baseline_size=300, fleet_window=1000,
+                                                          fleet_reference="baseline"))
+    t = 0
+    fleet = []
+    for w in range(8):
+        for a, s in streams.items():
+            x = s.draw(200)
+            if w >= 5:
+                x = ambient_shift(s, x)
+            for v in x:
+                fleet += [(w, d) for d in monitor.add(a, v, t) if d.scope == "fleet"]
+                t += 1000
+    assert [w for w, _ in fleet] == [1, 2, 3, 4, 5, 6, 7]  # window 0 formed the baseline
+    assert not any(d.drifted for w, d in fleet if w < 5)
+    assert all(d.drifted and d.cause is not None and d.cause.cause == "fleet" for w, d in fleet if w >= 5)
+    assert {"temp.bearing_c_over_100", "temp.winding_c_over_100"} <= set(fleet[-1][1].drifted_names)
