@@ -14,6 +14,8 @@
    vibration/pressure shift on one asset; fleet: ambient_shift on every asset) at two magnitudes: windows from
    the onset to the raise (raise_after=2), the share of runs detected, the cause hint, false raises on the
    assets that did not drift.
+5. With ``--gpu-run DIR``: fleet windows of rendered samples (the domain fleet through the feature code, with
+   the simulator's drift kinds) against each card's reference.
 4. **Shadow teacher under input drift**: the shipped PLC INT8 student against its own teacher on the card's
    reference vectors with a temperature offset or a machine change of growing size.
 """
@@ -203,15 +205,46 @@ def shadow_under_drift() -> dict[str, Any]:
     return out
 
 
+def rendered_fleet(run: str, seed: int = 0) -> dict[str, Any]:
+    """Fleet windows of 500 rendered samples (the GPU run's feature vectors: the simulator's domain fleet through
+    the project's feature code) against each card's reference: training-domain samples without drift, the
+    unseen-type fleet, and the training samples of each simulator drift kind."""
+    from pathlib import Path
+
+    from governance.drift.scenarios import reference
+    from models.data.domain_data import load_run_data
+
+    train, unseen = load_run_data(Path(run))
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+    for m in ("plc", "thermal", "audio"):
+        names, ref = reference(m)
+        tests = ReferenceTests(names, ref)
+        x, u = getattr(train, m), getattr(unseen, m)
+        sets = {"train, no drift": x[rng.choice(np.where(train.drifts == "none")[0], 500, replace=False)],
+                "unseen machine types": u[rng.choice(len(u), 500, replace=False)]}
+        for kind in ("camera_ageing", "ambient_shift", "mic_degradation", "plc_temp_offset"):
+            sets[f"train, {kind}"] = x[rng.choice(np.where(train.drifts == kind)[0], 500, replace=False)]
+        out[m] = {}
+        for label, rows in sets.items():
+            feats = tests.evaluate(np.asarray(rows, np.float64), 0.01, "bonferroni")
+            out[m][label] = {"drifted": sum(f.drifted for f in feats), "of": len(feats),
+                             "top": [f.name for f in feats if f.drifted][:4]}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--null-windows", type=int, default=5000)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--gpu-run", default=None, help="feature vectors of a scripts/train_gpu.py run (optional)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     result: dict[str, Any] = {"cost": cost(), "null_numpy": null_numpy(args.null_windows), "detection": detection(args.seeds),
               "shadow_under_drift": shadow_under_drift()}
+    if args.gpu_run:
+        result["rendered_fleet"] = rendered_fleet(args.gpu_run)
     result["seconds"] = time.perf_counter() - t0
     text = json.dumps(result, indent=1, default=float)
     print(text)
