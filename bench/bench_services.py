@@ -39,6 +39,8 @@ from bench_report import emit
 
 from linewatch.contract import StreamNames, ThermalFeatures, encode_message
 from linewatch.service_settings import InferenceSettings
+from pipeline.features import FEATURES_VERSION
+from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
 
 URL = os.environ.get("LINEWATCH_REDIS__URL", "redis://127.0.0.1:6379/0")
 
@@ -48,9 +50,12 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def frame_msg(asset: str, t: int, rng: np.random.Generator) -> dict:
-    return encode_message(ThermalFeatures(asset_id=asset, asset_type="pump", event_time_ms=t, features_version=1,
-                                          stats={}, frame=rng.normal(size=(120, 160)).astype(np.float16),
-                                          ingest_time_ms=int(time.time() * 1000)))
+    # features v3: the shipped thermal model reads the 69-value ``vector``; the frame travels too (as in production)
+    return encode_message(ThermalFeatures(asset_id=asset, asset_type="pump", event_time_ms=t,
+                                          features_version=FEATURES_VERSION, stats={},
+                                          frame=rng.normal(size=(120, 160)).astype(np.float16),
+                                          ingest_time_ms=int(time.time() * 1000),
+                                          vector=rng.normal(size=len(THERMAL_VECTOR_NAMES)).astype(np.float32)))
 
 
 def _names() -> StreamNames:
@@ -159,7 +164,7 @@ def backend_latency(kind: str, url: str | None = None, runs: int = 300) -> dict:
     rng = np.random.default_rng(2)
     out = {"backend": kind}
     for b in (1, 32):
-        x = rng.normal(size=(b, 120, 160)).astype(np.float32)
+        x = rng.normal(size=(b, len(THERMAL_VECTOR_NAMES))).astype(np.float32)  # the v4 model's input
         for _ in range(10):
             model.runtime.predict(x)
         ts = []
@@ -228,11 +233,11 @@ def overhead(n: int = 400) -> dict:
 
 def run_backends(results: dict) -> None:
     results["backends"] = [backend_latency("onnxruntime")]
-    from models.registry.store import DEFAULT_ROOT
+    from models.registry.store import DEFAULT_ROOT, ModelRegistry
     from models.runtime.pytriton_process import PyTritonProcess
 
     workdir = Path(tempfile.mkdtemp(prefix="pt", dir="/tmp"))
-    srv = PyTritonProcess(DEFAULT_ROOT / "thermal" / "v1", workdir, flavour="int8_cpu",
+    srv = PyTritonProcess(ModelRegistry(DEFAULT_ROOT).version_dir("thermal"), workdir, flavour="int8_cpu",
                           extra_args=["--max-batch", "32"]).start()
     try:
         results["backends"].append(backend_latency("triton_http", srv.http_url))

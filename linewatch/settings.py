@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +33,9 @@ from pydantic_settings import (
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.governance_settings import DriftSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
+from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
+from linewatch.web_settings import WebSettings
 
 ENV_PREFIX = "LINEWATCH_"
 CONFIG_ENV = "LINEWATCH_CONFIG"
@@ -60,6 +63,9 @@ class RedisSettings(BaseModel):
     embedded_port: int = Field(
         default=0, ge=0, le=65535, description="TCP port of the embedded server (0: pick a free one)."
     )
+    embedded_maxmemory: int | None = Field(  # redis-memory (issue 8)
+        default=None, ge=1, description="maxmemory (bytes) of the embedded server, policy noeviction. Unset: "
+        "streams.retention's byte budgets x headroom + base (docs/redis.md).")
 
 
 class StreamSettings(BaseModel):
@@ -67,7 +73,17 @@ class StreamSettings(BaseModel):
 
     prefix: str = Field(default="lw", pattern=r"^[a-z][a-z0-9_-]*$", description="Key prefix of every stream.")
     shards: int = Field(default=4, ge=1, le=1024, description="Asset shards per modality stream.")
-    maxlen: int = Field(default=100_000, ge=100, description="Approximate MAXLEN retention per stream.")
+    maxlen: int = Field(default=100_000, ge=100, description="Deprecated, ignored by the services: retention "
+                        "is streams.retention (bytes / age, docs/redis.md).")
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)  # redis-memory (issue 8)
+
+    @field_validator("maxlen", mode="after")
+    @classmethod
+    def _maxlen_deprecated(cls, value: int) -> int:
+        if value != 100_000:
+            warnings.warn("streams.maxlen is deprecated and ignored by the services: set streams.retention."
+                          "<family>.max_bytes / max_age_s instead (docs/redis.md)", DeprecationWarning, stacklevel=2)
+        return value
 
 
 class Settings(BaseSettings):
@@ -95,6 +111,7 @@ class Settings(BaseSettings):
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
+    web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -68,7 +68,7 @@ def demo(
                 client.delete(key)
             job = None
             sampler = None
-            demo_services = view = None
+            demo_services = view = web = None
             if services:  # services (issue 9)
                 from linewatch.cli.demo_services import DemoServices, ServicesSampler, write_connection
 
@@ -77,6 +77,9 @@ def demo(
                     demo_services = DemoServices(client, names, settings, mqtt=mqtt, log_path=base / "services.log").start()
                 view = ServicesSampler(client, names)
                 write_connection(base / "connection.json", url, names)
+                from linewatch.cli.web_cmd import start_demo_web  # web app (issue 12)
+
+                web = start_demo_web(cli, client, names, settings)
             if ingest:
                 from pipeline.runner import IngestJob, IngestJobError
 
@@ -96,6 +99,8 @@ def demo(
             finally:
                 if job is not None:
                     job.stop()
+                if web is not None:
+                    web.stop()
                 if demo_services is not None:
                     demo_services.stop()
                     (base / "connection.json").unlink(missing_ok=True)

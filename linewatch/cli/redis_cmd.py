@@ -8,7 +8,7 @@ import threading
 import typer
 
 from linewatch.cli.context import cli_context
-from linewatch.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from linewatch.embedded_redis import EmbeddedRedis, EmbeddedRedisError, embedded_maxmemory
 
 app = typer.Typer(help="The embedded Redis-compatible server used when LINEWATCH_REDIS__URL is unset.", no_args_is_help=True)
 
@@ -27,12 +27,14 @@ def serve(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        server = EmbeddedRedis(settings.data_dir / "redis", settings.redis.embedded_binary, port)
+        server = EmbeddedRedis(settings.data_dir / "redis", settings.redis.embedded_binary, port,
+                               maxmemory=embedded_maxmemory(settings))
         server.start()
     except EmbeddedRedisError as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
-    cli.console.print(f"embedded server [bold]{server.binary.name}[/bold] listening: {server.url}")
+    cli.console.print(f"embedded server [bold]{server.binary.name}[/bold] listening: {server.url} "
+                      f"(maxmemory {server.maxmemory} bytes, noeviction: docs/redis.md)")
     cli.console.print(f"export LINEWATCH_REDIS__URL={server.url}")
     try:
         stop.wait()

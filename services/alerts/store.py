@@ -219,9 +219,9 @@ class AlertStore:
         else:
             pipe.zrem(self.names.alert_state("shelved"), new.alert_id)
         for ev in events:
-            pipe.xadd(self.names.alerts, encode_message(ev), maxlen=self.maxlen, approximate=True)
+            pipe.xadd(self.names.alerts, encode_message(ev))  # retention: docs/redis.md
         if fb is not None:
-            pipe.xadd(self.names.feedback(), encode_message(fb), maxlen=self.maxlen, approximate=True)
+            pipe.xadd(self.names.feedback(), encode_message(fb))
 
 
 def _require_user(user: str) -> str:
