@@ -32,6 +32,8 @@ from pydantic_settings import (
 
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.redis_connection import RedisConnectionSettings, mask_url
+
+from linewatch.governance_settings import DriftSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
@@ -106,6 +108,7 @@ class Settings(BaseSettings):
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
     web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
 
     @field_validator("data_dir", "landing_dir", mode="after")

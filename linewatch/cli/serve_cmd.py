@@ -105,6 +105,18 @@ def fusion(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: 
     raise typer.Exit(serve_workers([worker], settings.fusion, settings.log_level))
 
 
+@app.command("drift")
+def drift(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: int | None = METRICS_PORT) -> None:
+    """Feature, prediction, operator-feedback and shadow-teacher drift -> DriftReports + drift alerts (issue 11)."""
+    from governance.drift.service import drift_workers
+    from services.runner import serve_workers
+
+    cli = cli_context(ctx)
+    settings, client, names = connect(cli, redis_url, **{"drift.metrics_port": metrics_port})
+    workers = drift_workers(client, names, settings.drift, settings.streams.maxlen)
+    raise typer.Exit(serve_workers(workers, settings.drift, settings.log_level))
+
+
 @app.command("alerts")
 def alerts(
     ctx: typer.Context,
