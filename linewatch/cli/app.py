@@ -9,6 +9,7 @@ import typer
 from linewatch import __version__
 from linewatch.cli import (
     alerts_cmd,
+    audit_cmd,
     config_cmd,
     demo_cmd,
     ingest_cmd,
@@ -59,6 +60,7 @@ demo_cmd.register(app)
 ingest_cmd.register(app)
 models_cmd.register(app)
 inspect_cmd.register(app)  # models: score recorded files (linewatch inspect)
+audit_cmd.register(app)  # governance (issue 11): linewatch audit ..., linewatch serve audit
 
 
 def main() -> None:
