@@ -13,6 +13,7 @@ from prometheus_client import Counter, CollectorRegistry
 
 from governance.audit.handler import AuditHandler
 from governance.audit.service import audit_workers
+from governance.audit.store import AuditRecord as AuditStoreRecord
 from governance.audit.store import AuditStore
 from linewatch.audit_settings import AuditSettings
 from linewatch.contract import (
@@ -176,3 +177,19 @@ def test_bad_entries_go_to_the_dead_letter_stream_with_a_reason(redis_client: re
     assert sorted(d.reason.value for d in dead) == ["schema_error", "schema_error"]  # type: ignore[union-attr]
     assert [r["entry_id"] for r in rows(s.store_path(tmp_path))] == [good]
     assert redis_client.xpending(names.alerts, "audit")["pending"] == 0
+
+
+def test_worker_runs_the_retention_job_and_records_it(redis_client: redis.Redis, stream_names: StreamNames,
+                                                      tmp_path: Path) -> None:
+    s = settings(retention_days=30)
+    db = s.store_path(tmp_path)
+    old = AuditStore(db, clock=lambda: 1_000_000.0)  # rows recorded in 1970: far older than 30 days
+    old.append([AuditStoreRecord(f"old/{i}", kind="alert", summary=f"old {i}") for i in range(5)])
+    old.close()
+    with audit_running(redis_client, stream_names, s, tmp_path):
+        wait_for(lambda: [r for r in rows(db) if r["kind"] == "retention"], 20, "a retention record")
+    left = rows(db)
+    assert [r["kind"] for r in left] == ["retention"]
+    assert "removed 5 rows" in left[0]["summary"]
+    with AuditStore(db) as store:
+        assert store.verify().ok
