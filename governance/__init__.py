@@ -1,1 +1,1 @@
-"""Governance stage: drift detection, explanations with a rule engine, and the audit trail (issue 11)."""
+"""Governance stage: drift detection, explanations of fault verdicts (LIME + rule engine), audit trail."""
