@@ -121,8 +121,9 @@ class DemoGovernance:
 
     # -- live view -------------------------------------------------------------------------------
     def _recent(self, stream: str, count: int) -> list[tuple[str, object]]:
-        out = []
-        for eid, fields in self.client.xrevrange(stream, count=count):
+        out: list[tuple[str, object]] = []
+        entries: list[tuple[bytes, dict[bytes | str, bytes | str]]] = self.client.xrevrange(stream, count=count)  # type: ignore[assignment]
+        for eid, fields in entries:
             try:
                 out.append((eid.decode(), decode_message(fields)))
             except ValueError:
