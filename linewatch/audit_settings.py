@@ -28,6 +28,10 @@ class AuditSettings(WorkerSettings):
     synchronous: Literal["FULL", "NORMAL"] = Field(
         "FULL", description="SQLite PRAGMA synchronous. FULL: a committed (and so acknowledged) row survives a "
         "power cut; NORMAL (WAL): survives a process crash, the last commits may be lost on power loss.")
+    max_deliveries: int = Field(50, ge=1, description="An entry whose record keeps failing (disk full, store "
+                                "locked) is retried with backoff this often before it goes to the dead-letter stream "
+                                "(reason max_deliveries, with its stream reference): an audit would rather fall "
+                                "behind (backpressure alert) than drop, but one poison entry must not block a shard.")
     max_batch: int = Field(256, ge=1, le=10_000, description="Entries per SQLite transaction (one fsync each).")
 
     def store_path(self, data_dir: Path) -> Path:
