@@ -184,3 +184,25 @@ def test_export_csv_and_parquet_round_trip_with_since(tmp_path: Path) -> None:
     res = runner.invoke(app, ["audit", "export", "--path", str(path), "--since", "yesterday-ish", "--out",
                               str(out_csv)])
     assert res.exit_code == 2 and "ISO 8601" in res.output
+
+
+def test_cli_tail_and_retention(tmp_path: Path) -> None:
+    day = 86_400.0
+    clock = Clock(1_000 * day)
+    path = tmp_path / "a.sqlite"
+    store = AuditStore(path, clock=clock)
+    store.append([rec(i, kind="operator_action") for i in range(3)])
+    store.close()
+    runner = CliRunner()
+    res = runner.invoke(app, ["audit", "tail", "--path", str(path), "-n", "2", "--kind", "operator_action"])
+    assert res.exit_code == 0, res.output
+    assert "row 1" in res.output and "row 2" in res.output and "row 0" not in res.output
+    res = runner.invoke(app, ["audit", "retention", "--path", str(path), "--days", "30"])  # now is far later
+    assert res.exit_code == 0 and "removed 3 row(s)" in res.output, res.output
+    with AuditStore(path) as s:
+        assert [r["kind"] for r in s.rows()] == ["retention"]
+        assert s.verify().ok
+    res = runner.invoke(app, ["audit", "verify", "--path", str(path)])
+    assert res.exit_code == 0 and "ok" in res.output, res.output
+    res = runner.invoke(app, ["audit", "tail", "--path", str(tmp_path / "missing.sqlite")])
+    assert res.exit_code == 2 and "no audit store" in res.output
