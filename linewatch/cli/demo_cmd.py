@@ -56,6 +56,11 @@ def demo(
     from linewatch.simulator import Factory
 
     cli = cli_context(ctx)
+    from linewatch.simulator.drift import DRIFT_KINDS
+
+    if drift != "none" and drift not in DRIFT_KINDS:  # governance: checked before anything starts
+        cli.console.print(f"[red]error:[/red] --drift {drift!r}: choose one of {', '.join(DRIFT_KINDS)} or none")
+        raise typer.Exit(2)
     base = cli.settings().data_dir / "demo"
     shutil.rmtree(base, ignore_errors=True)
     settings = cli.settings(**{
