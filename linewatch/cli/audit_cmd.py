@@ -132,9 +132,11 @@ def tail_cmd(ctx: typer.Context, n: int = typer.Option(20, "-n", help="Rows to s
             args = (kind,)
         rows = store.connection.execute(sql + " ORDER BY seq DESC LIMIT ?", (*args, n)).fetchall()
     table = Table(title=f"audit trail: last {len(rows)} row(s)")
-    for col in ("seq", "recorded (UTC)", "kind", "event", "who", "asset"):
+    for col in ("seq", "recorded (UTC)"):
         table.add_column(col, no_wrap=True)
-    table.add_column("what", ratio=1)
+    for col in ("kind", "event", "who", "asset"):
+        table.add_column(col)
+    table.add_column("what", ratio=1, min_width=24)
     for seq, at, k, event, actor, asset, summary in reversed(rows):
         table.add_row(str(seq), time.strftime("%m-%d %H:%M:%S", time.gmtime(at / 1000)), k, event, actor, asset,
                       summary)
