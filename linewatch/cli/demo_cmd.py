@@ -79,8 +79,9 @@ def demo(
             for key in client.scan_iter(match=f"{settings.streams.prefix}:*"):
                 client.delete(key)
             job = None
+            demo_governance = None  # governance (issue 11)
             sampler = None
-            demo_services = view = demo_governance = None
+            demo_services = view = None
             if services:  # services (issue 9)
                 from linewatch.cli.demo_services import DemoServices, ServicesSampler, write_connection
 
@@ -88,12 +89,6 @@ def demo(
                 with cli.console.status("starting inference x3, fusion and alerts ..."):
                     demo_services = DemoServices(client, names, settings, mqtt=mqtt, log_path=base / "services.log").start()
                 view = ServicesSampler(client, names)
-                if governance:  # governance (issue 11): audit, drift, explain workers + their live view
-                    from linewatch.cli.demo_governance import DemoGovernance, Views
-
-                    with cli.console.status("starting governance (audit, drift, explain) ..."):
-                        demo_governance = DemoGovernance(client, names, settings, base).start()
-                    view = Views([view, demo_governance])
                 write_connection(base / "connection.json", url, names)
             if ingest:
                 from pipeline.runner import IngestJob, IngestJobError
@@ -108,6 +103,13 @@ def demo(
                         raise typer.Exit(1) from exc
                 sampler = StreamSampler(client, StreamNames(settings.streams.prefix, settings.streams.shards),
                                         job.spec.stats_key)
+            if services and governance:  # governance (issue 11): audit, drift, explain workers + their live view
+                from linewatch.cli.demo_governance import DemoGovernance, Views
+
+                with cli.console.status("starting governance (audit, drift, explain) ..."):
+                    demo_governance = DemoGovernance(client, StreamNames(settings.streams.prefix,
+                                                                         settings.streams.shards), settings, base).start()
+                view = Views([view, demo_governance])
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None
                 add_drift = None
@@ -118,13 +120,13 @@ def demo(
             finally:
                 if job is not None:
                     job.stop()
+                if demo_services is not None:
+                    demo_services.stop()
+                    (base / "connection.json").unlink(missing_ok=True)
                 if demo_governance is not None:
                     demo_governance.stop()
                     cli.console.print(f"governance: {demo_governance.summary()}"
                                       + (f"; audit trail kept in {demo_governance.audit_path()}" if keep else ""))
-                if demo_services is not None:
-                    demo_services.stop()
-                    (base / "connection.json").unlink(missing_ok=True)
                 client.close()
     except EmbeddedRedisError as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
