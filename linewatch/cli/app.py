@@ -55,12 +55,12 @@ app.add_typer(config_cmd.app, name="config")
 app.add_typer(redis_cmd.app, name="redis")
 app.add_typer(serve_cmd.app, name="serve")  # services (issue 9)
 app.add_typer(alerts_cmd.app, name="alerts")  # services (issue 9)
+audit_cmd.register(app)  # governance (issue 11): linewatch audit ..., linewatch serve audit
 simulate_cmd.register(app)
 demo_cmd.register(app)
 ingest_cmd.register(app)
 models_cmd.register(app)
 inspect_cmd.register(app)  # models: score recorded files (linewatch inspect)
-audit_cmd.register(app)  # governance (issue 11): linewatch audit ..., linewatch serve audit
 
 
 def main() -> None:
