@@ -106,9 +106,9 @@ def demo(
             if services and governance:  # governance (issue 11): audit, drift, explain workers + their live view
                 from linewatch.cli.demo_governance import DemoGovernance, Views
 
+                gov_names = StreamNames(settings.streams.prefix, settings.streams.shards)
                 with cli.console.status("starting governance (audit, drift, explain) ..."):
-                    demo_governance = DemoGovernance(client, StreamNames(settings.streams.prefix,
-                                                                         settings.streams.shards), settings, base).start()
+                    demo_governance = DemoGovernance(client, gov_names, settings, base, run_seconds=seconds).start()
                 view = Views([view, demo_governance])
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None

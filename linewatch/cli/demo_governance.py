@@ -38,6 +38,22 @@ COMPONENTS: dict[str, tuple[str, str, str]] = {
 FLEET_DRIFT_KINDS = ("ambient_shift",)
 
 
+def scaled_for_run(section: Any, seconds: float) -> tuple[Any, str]:
+    """The drift section with its sample counts lowered to fit a demo of ``seconds`` (never raised):
+    an asset's baseline ends before the injected drift starts (40 %) and a few windows follow it. Only
+    fields the section has are touched (a pydantic model; anything else is returned as is)."""
+    fields = getattr(type(section), "model_fields", {})
+    per_asset = max(int(seconds), 1)  # vectors per asset: at least one a second in every modality
+    want = {"baseline_size": int(0.3 * per_asset), "window": per_asset // 8, "fleet_window": 3 * (per_asset // 8),
+            "prediction_baseline": int(0.3 * per_asset), "prediction_window": per_asset // 8,
+            "shadow_window": per_asset // 8}
+    update = {k: max(20, min(int(getattr(section, k)), v)) for k, v in want.items() if k in fields}
+    update = {k: v for k, v in update.items() if v != getattr(section, k)}
+    if not update:
+        return section, ""
+    return section.model_copy(update=update), ", ".join(f"{k} {v}" for k, v in update.items())
+
+
 def _call(factory: Callable[..., Any], client: redis.Redis, names: StreamNames, section: object,
           settings: Settings, data_dir: Path) -> list[StreamWorker]:
     """``factory(client, names, section, **known)`` with the keywords it declares; always a list."""
@@ -57,9 +73,11 @@ class DemoGovernance:
     settings: Settings
     data_dir: Path  #: the demo's own state directory (audit store, heatmaps)
     status: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
     workers: list[StreamWorker] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
     injected: str = ""
+    run_seconds: float | None = None  #: the demo's length: drift windows are scaled to it
 
     def start(self) -> DemoGovernance:
         for name, (module, attr, section_name) in COMPONENTS.items():
@@ -78,6 +96,9 @@ class DemoGovernance:
             if section is None:
                 self.status[name] = f"not configured (no settings section '{section_name}')"
                 continue
+            scaled = ""
+            if name == "drift" and self.run_seconds is not None:
+                section, scaled = scaled_for_run(section, self.run_seconds)
             try:
                 workers = _call(factory, self.client, self.names, section, self.settings, self.data_dir)
             except Exception as exc:  # a governance service that cannot start must not stop the line
@@ -85,6 +106,8 @@ class DemoGovernance:
                 continue
             self.workers += workers
             self.status[name] = "running"
+            if scaled:
+                self.notes[name] = f"sample counts scaled to the {self.run_seconds:.0f} s run: {scaled}"
         for w in self.workers:
             t = threading.Thread(target=w.run, name=w.config.role, daemon=True)
             t.start()
@@ -135,6 +158,7 @@ class DemoGovernance:
         parts: list[object] = [f"[bold]governance[/bold]   {status}"]
         if self.injected:
             parts.append(f"drift injected into the simulated line: {self.injected}")
+        parts += [f"{k}: {v}" for k, v in self.notes.items()]
         for name, table in (("drift", self._drift_table), ("explain", self._explanation_table)):
             parts.append(table() if self.status.get(name) == "running" else f"{name}: {self.status.get(name, 'off')}")
         parts.append(self._audit_table())

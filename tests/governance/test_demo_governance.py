@@ -119,3 +119,19 @@ def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_clie
     finally:
         stop.set()
         sim.join(timeout=30)
+
+
+def test_drift_sample_counts_are_scaled_down_to_the_demo_run_only() -> None:
+    from pydantic import BaseModel
+
+    class FakeDriftSettings(BaseModel):  # the fields governance.drift's settings name (docs/drift.md)
+        window: int = 200
+        baseline_size: int = 300
+        fleet_window: int = 500
+        alpha: float = 0.01
+
+    scaled, note = demo_governance.scaled_for_run(FakeDriftSettings(), 120)
+    assert (scaled.baseline_size, scaled.window, scaled.fleet_window, scaled.alpha) == (36, 20, 45, 0.01)
+    assert "baseline_size 36" in note
+    same, note = demo_governance.scaled_for_run(FakeDriftSettings(), 3_600)  # a long run keeps the defaults
+    assert same == FakeDriftSettings() and note == ""
