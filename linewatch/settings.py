@@ -30,10 +30,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from linewatch.audit_settings import AuditSettings
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
-from linewatch.redis_connection import RedisConnectionSettings, mask_url
-
 from linewatch.governance_settings import DriftSettings
+from linewatch.redis_connection import RedisConnectionSettings, mask_url
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
@@ -110,6 +110,7 @@ class Settings(BaseSettings):
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
     web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
+    audit: AuditSettings = Field(default_factory=AuditSettings)  # governance (issue 11): linewatch serve audit
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

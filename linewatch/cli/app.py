@@ -9,6 +9,7 @@ import typer
 from linewatch import __version__
 from linewatch.cli import (
     alerts_cmd,
+    audit_cmd,
     config_cmd,
     demo_cmd,
     ingest_cmd,
@@ -57,6 +58,7 @@ app.add_typer(redis_cmd.app, name="redis")
 app.add_typer(serve_cmd.app, name="serve")  # services (issue 9)
 retention_cmd.register(serve_cmd.app)  # redis-memory (issue 8): linewatch serve retention
 app.add_typer(alerts_cmd.app, name="alerts")  # services (issue 9)
+audit_cmd.register(app)  # governance (issue 11): linewatch audit ..., linewatch serve audit
 simulate_cmd.register(app)
 demo_cmd.register(app)
 ingest_cmd.register(app)
