@@ -29,6 +29,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from linewatch.explain_settings import ExplainSettings
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
 from linewatch.simulator.config import SimulatorConfig
@@ -93,6 +94,7 @@ class Settings(BaseSettings):
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    explain: ExplainSettings = Field(default_factory=ExplainSettings)  # governance: linewatch serve explain
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -1,0 +1,1 @@
+"""Governance stage: drift detection, explanations of fault verdicts (LIME + rule engine), audit trail."""
