@@ -8,6 +8,8 @@ model version and SHA-256), opened with ONNX Runtime in-process.
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from governance.explain.heatmaps import audio_png, audio_weight_map, bars_png, thermal_png, thermal_weight_map
 from governance.explain.lime_tabular import LimeResult, VectorLime
@@ -101,7 +104,7 @@ class ModalityResult:
 
     explanation: ModalityExplanation
     lime: LimeResult
-    heatmap: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    heatmap: NDArray[Any] = field(default_factory=lambda: np.zeros(0, np.float32))
 
 
 class VerdictExplainer:
@@ -157,7 +160,7 @@ class VerdictExplainer:
     def boxes(self, profile: AssetProfile | None, shape: tuple[int, int]) -> dict[str, tuple[int, int, int, int]]:
         return scaled_regions(profile, shape) if profile is not None and profile.regions else {}
 
-    def _heatmap(self, item: ExplainInput, res: LimeResult, profile: AssetProfile | None) -> np.ndarray:
+    def _heatmap(self, item: ExplainInput, res: LimeResult, profile: AssetProfile | None) -> NDArray[Any]:
         msg = item.features
         if isinstance(msg, ThermalFeatures) and msg.frame.ndim == 2:
             shape = (int(msg.frame.shape[0]), int(msg.frame.shape[1]))

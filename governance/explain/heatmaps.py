@@ -17,10 +17,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from governance.explain.signals import audio_bands_hz, thermal_regions_of
 from pipeline.features.asset_profile import AssetProfile
@@ -31,7 +34,7 @@ Box = tuple[int, int, int, int]
 
 
 def thermal_weight_map(shape: tuple[int, int], boxes: Mapping[str, Box], names: Sequence[str],
-                       weights: np.ndarray) -> np.ndarray:
+                       weights: NDArray[Any]) -> NDArray[Any]:
     """``float32`` (H, W) map: each feature's weight over the boxes of the regions it reads."""
     out = np.zeros(shape, np.float64)
     for name, w in zip(names, np.asarray(weights, np.float64), strict=True):
@@ -48,14 +51,14 @@ def thermal_weight_map(shape: tuple[int, int], boxes: Mapping[str, Box], names: 
     return out.astype(np.float32)
 
 
-def mel_band_edges_hz(n_mels: int, sample_rate: int = 16_000) -> np.ndarray:
+def mel_band_edges_hz(n_mels: int, sample_rate: int = 16_000) -> NDArray[Any]:
     """``(n_mels, 2)`` lower/upper edge (Hz) of each triangular mel filter (pipeline.features.audio_features)."""
     mel_f = mel_to_hz(np.linspace(float(hz_to_mel(0.0)), float(hz_to_mel(sample_rate / 2.0)), n_mels + 2))
     return np.stack([mel_f[:-2], mel_f[2:]], axis=1)
 
 
-def audio_weight_map(shape: tuple[int, int], names: Sequence[str], weights: np.ndarray, vector: np.ndarray,
-                     profile: AssetProfile | None = None) -> np.ndarray:
+def audio_weight_map(shape: tuple[int, int], names: Sequence[str], weights: NDArray[Any], vector: NDArray[Any],
+                     profile: AssetProfile | None = None) -> NDArray[Any]:
     """``float32`` (n_mels, n_frames) map: each feature's weight on the mel rows of its frequencies."""
     n_mels, n_frames = shape
     edges = mel_band_edges_hz(n_mels)
@@ -74,7 +77,7 @@ def audio_weight_map(shape: tuple[int, int], names: Sequence[str], weights: np.n
     return np.repeat(rows[:, None], n_frames, axis=1).astype(np.float32)
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -93,11 +96,11 @@ def _bars(ax, top: Sequence[tuple[str, float]], title: str) -> None:  # type: ig
     ax.set_xlabel("LIME weight (+ towards the class)", fontsize=8)
 
 
-def _limit(wmap: np.ndarray) -> float:
+def _limit(wmap: NDArray[Any]) -> float:
     return float(np.max(np.abs(wmap))) or 1.0
 
 
-def thermal_png(path: Path, frame: np.ndarray, wmap: np.ndarray, boxes: Mapping[str, Box],
+def thermal_png(path: Path, frame: NDArray[Any], wmap: NDArray[Any], boxes: Mapping[str, Box],
                 top: Sequence[tuple[str, float]], title: str) -> Path:
     """Frame (grey) with the weight map (red: towards the class) and the region boxes; top-feature bars."""
     plt = _pyplot()
@@ -115,7 +118,7 @@ def thermal_png(path: Path, frame: np.ndarray, wmap: np.ndarray, boxes: Mapping[
     return _save(fig, path)
 
 
-def audio_png(path: Path, logmel: np.ndarray, wmap: np.ndarray, top: Sequence[tuple[str, float]], title: str) -> Path:
+def audio_png(path: Path, logmel: NDArray[Any], wmap: NDArray[Any], top: Sequence[tuple[str, float]], title: str) -> Path:
     """Log-mel (grey) with the weight map per mel row; top-feature bars."""
     plt = _pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1.2, 1]})

@@ -26,6 +26,8 @@ seed names the same top-k features). The same seeds give the same result (reprod
 
 from __future__ import annotations
 
+from typing import Any
+
 import itertools
 import time
 import warnings
@@ -33,8 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-PredictFn = Callable[[np.ndarray], np.ndarray]
+PredictFn = Callable[[NDArray[Any]], NDArray[Any]]
 
 
 def jaccard(a: set[str] | set[int], b: set[str] | set[int]) -> float:
@@ -47,7 +50,7 @@ def jaccard(a: set[str] | set[int], b: set[str] | set[int]) -> float:
     return len(a & b) / len(union) if union else 1.0
 
 
-def topk_stability(weights: Sequence[np.ndarray], k: int) -> float:
+def topk_stability(weights: Sequence[NDArray[Any]], k: int) -> float:
     """Mean pairwise Jaccard overlap of the top-``k`` (by |weight|) index sets of several runs.
 
     >>> topk_stability([np.array([3.0, 0.1, -2.0]), np.array([2.5, 0.2, -2.1])], 2)
@@ -65,9 +68,9 @@ class LimeResult:
     """Weights of every feature towards ``label`` (mean over seeds) and the stability of the top-k."""
 
     names: tuple[str, ...]
-    values: np.ndarray  #: the explained input
-    weights: np.ndarray  #: mean LIME weight per feature (signed, towards the explained class)
-    per_seed: tuple[np.ndarray, ...]
+    values: NDArray[Any]  #: the explained input
+    weights: NDArray[Any]  #: mean LIME weight per feature (signed, towards the explained class)
+    per_seed: tuple[NDArray[Any], ...]
     label_index: int
     probability: float  #: the model's probability of the explained class for the input
     stability: float
@@ -81,7 +84,7 @@ class LimeResult:
         return [(self.names[i], float(self.weights[i]), float(self.values[i])) for i in order]
 
 
-def _kernel(d: np.ndarray, width: float = 0.25) -> np.ndarray:
+def _kernel(d: NDArray[Any], width: float = 0.25) -> NDArray[Any]:
     """lime_image's kernel on cosine distances of the binary masks."""
     return np.asarray(np.sqrt(np.exp(-(d**2) / width**2)))
 
@@ -98,8 +101,8 @@ class VectorLime:
     needs ~3x the samples for the same stability on these models (bench/bench_explain.py).
     """
 
-    def __init__(self, reference: np.ndarray, names: Sequence[str], classes: Sequence[str],
-                 predict: PredictFn, reference_labels: np.ndarray | None = None,
+    def __init__(self, reference: NDArray[Any], names: Sequence[str], classes: Sequence[str],
+                 predict: PredictFn, reference_labels: NDArray[Any] | None = None,
                  method: str = "mask") -> None:
         ref = np.asarray(reference, dtype=np.float64)
         if ref.ndim != 2 or ref.shape[1] != len(names):
@@ -120,10 +123,10 @@ class VectorLime:
                 healthy = rows
         self.baseline = np.median(healthy, axis=0)
 
-    def _predict64(self, x: np.ndarray) -> np.ndarray:
+    def _predict64(self, x: NDArray[Any]) -> NDArray[Any]:
         return np.asarray(self.predict(np.asarray(x, dtype=np.float32)), dtype=np.float64)
 
-    def explain(self, x: np.ndarray, label_index: int, num_samples: int, seeds: Sequence[int],
+    def explain(self, x: NDArray[Any], label_index: int, num_samples: int, seeds: Sequence[int],
                 top_k: int) -> LimeResult:
         """Explain ``x`` towards class ``label_index`` once per seed (see the module docstring)."""
         row = np.asarray(x, dtype=np.float64).reshape(-1)
@@ -143,7 +146,7 @@ class VectorLime:
             stability=topk_stability(runs, top_k), num_samples=int(num_samples), seeds=tuple(int(s) for s in seeds),
             seconds=time.perf_counter() - t0)
 
-    def _mask_run(self, row: np.ndarray, label: int, n: int, seed: int) -> np.ndarray:
+    def _mask_run(self, row: NDArray[Any], label: int, n: int, seed: int) -> NDArray[Any]:
         from lime.lime_base import LimeBase
         from sklearn.metrics import pairwise_distances
 
@@ -161,7 +164,7 @@ class VectorLime:
             w[int(idx)] = float(weight)
         return w
 
-    def _tabular_run(self, row: np.ndarray, label: int, n: int, seed: int) -> np.ndarray:
+    def _tabular_run(self, row: NDArray[Any], label: int, n: int, seed: int) -> NDArray[Any]:
         from lime.lime_tabular import LimeTabularExplainer
 
         explainer = LimeTabularExplainer(

@@ -20,6 +20,7 @@ without a second explanation.
 from __future__ import annotations
 
 import json
+from typing import Any
 import logging
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ from linewatch.contract import (
     encode_message,
 )
 from linewatch.explain_settings import ExplainSettings
-from linewatch.streaming import Batch, StreamWorker, WorkerConfig, WorkerMetrics
+from linewatch.streaming import Batch, Commit, Entry, StreamWorker, WorkerConfig, WorkerMetrics
 from pipeline.features.asset_profile import AssetProfile, load_profiles
 
 ROLE = "explain"
@@ -85,16 +86,16 @@ class ExplainHandler:
         return [self.names.verdicts_shard(shard)]
 
     def _states(self, shard: int, assets: list[str]) -> dict[str, dict[str, object]]:
-        raw = self.client.hmget(self.names.stage_state(ROLE, shard), assets) if assets else []
+        raw: list[Any] = list(self.client.hmget(self.names.stage_state(ROLE, shard), assets)) if assets else []  # type: ignore[arg-type]
         return {a: (json.loads(r) if r else {}) for a, r in zip(assets, raw, strict=True)}
 
     def handle(self, batch: Batch) -> None:
-        decoded: list[tuple[int, object, Verdict]] = []
+        decoded: list[tuple[int, Entry, Verdict]] = []
         for entry in batch.entries:
             msg = batch.decode(entry, Verdict)
             if isinstance(msg, Verdict):
                 decoded.append((batch.shard(entry), entry, msg))
-        by_shard: dict[int, list[tuple[object, Verdict]]] = {}
+        by_shard: dict[int, list[tuple[Entry, Verdict]]] = {}
         for shard, entry, msg in decoded:
             by_shard.setdefault(shard, []).append((entry, msg))
         for shard, items in by_shard.items():
@@ -104,7 +105,7 @@ class ExplainHandler:
                 self._one(batch, commit, states[verdict.asset_id], entry, verdict)
             commit.hset(self.names.stage_state(ROLE, shard), {a: json.dumps(s) for a, s in states.items()})
 
-    def _one(self, batch: Batch, commit, state: dict[str, object], entry, verdict: Verdict) -> None:  # type: ignore[no-untyped-def]
+    def _one(self, batch: Batch, commit: Commit, state: dict[str, object], entry: Entry, verdict: Verdict) -> None:
         eid = entry.entry_id
         last = state.get("last_id")
         if isinstance(last, str) and _id_key(eid) <= _id_key(last):
@@ -139,7 +140,7 @@ class ExplainHandler:
         self.latency.labels(role=self.role, stage="total").observe(total)
         for m in explanation.modalities:
             self.latency.labels(role=self.role, stage=m.modality).observe(m.latency_ms / 1000.0)
-        commit.xadd(self.names.explanations(), encode_message(explanation), maxlen=self.maxlen)
+        commit.xadd(self.names.explanations(), dict(encode_message(explanation)), maxlen=self.maxlen)  # type: ignore[arg-type]
         if verdict.decided_at_ms:
             self.latency.labels(role=self.role, stage="verdict_to_explanation").observe(
                 max(explanation.explained_at_ms - verdict.decided_at_ms, 0) / 1000.0)
@@ -167,7 +168,7 @@ class ExplainHandler:
 
     def _entry(self, stream: str, entry_id: str) -> object | None:
         try:
-            got = self.client.xrange(stream, entry_id, entry_id, count=1)
+            got: Any = self.client.xrange(stream, entry_id, entry_id, count=1)
         except redis.ResponseError:  # not an entry id
             return None
         if not got:

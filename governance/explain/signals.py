@@ -12,9 +12,12 @@ log-mel, and to decide whether LIME and a rule point at the same signals (agreem
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pipeline.features.asset_profile import AssetProfile
 from pipeline.features.audio_physics import (
@@ -91,11 +94,11 @@ def signal_group(modality: str, feature: str) -> str:
     raise ValueError(f"unknown modality {modality!r}")
 
 
-def _named(vector: np.ndarray, name: str) -> float:
+def _named(vector: NDArray[Any], name: str) -> float:
     return float(vector[AUDIO_VECTOR_NAMES.index(name)]) if vector.size == len(AUDIO_VECTOR_NAMES) else 0.0
 
 
-def audio_bands_hz(feature: str, vector: np.ndarray, profile: AssetProfile | None = None
+def audio_bands_hz(feature: str, vector: NDArray[Any], profile: AssetProfile | None = None
                    ) -> list[tuple[float, float]]:
     """Frequency ranges (Hz) of the 16 kHz clip a feature of ``pipeline.features.audio_physics`` is
     computed from: tones at shaft orders, band shares, spectral-kurtosis bands, and for envelope
@@ -126,7 +129,7 @@ def audio_bands_hz(feature: str, vector: np.ndarray, profile: AssetProfile | Non
     return []
 
 
-def _fourth_band(vector: np.ndarray, profile: AssetProfile | None) -> tuple[float, float]:
+def _fourth_band(vector: NDArray[Any], profile: AssetProfile | None) -> tuple[float, float]:
     """The fourth envelope band: the asset's resonance band, else the most impulsive SK band above 1 kHz."""
     if profile is not None and profile.resonance_band_hz is not None:
         lo, hi = profile.resonance_band_hz
@@ -136,7 +139,7 @@ def _fourth_band(vector: np.ndarray, profile: AssetProfile | None) -> tuple[floa
     return SK_BANDS_HZ[int(np.argmax(sk)) + 1]
 
 
-def _kurtogram_band(vector: np.ndarray) -> tuple[float, float]:
+def _kurtogram_band(vector: NDArray[Any]) -> tuple[float, float]:
     center = _named(vector, "kurtogram.center") * 16_000.0
     width = 2.0 ** _named(vector, "kurtogram.log2_bandwidth") * 1_000.0
     if center <= 0:
