@@ -27,6 +27,8 @@ class SimulatedCase:
     assets_json: dict[str, Any]
     profiles: dict[str, AssetProfile]
     messages: dict[str, PlcFeatures | ThermalFeatures | AudioFeatures]
+    frame_ck: np.ndarray | None = None  #: the raw thermal frame (uint16 centikelvin)
+    entry: dict[str, Any] | None = None  #: the asset's assets.json entry
 
 
 def simulated_case(fault: str, severity: float = 0.8, index: int = 41, t_ms: int = 1_764_000_000_000) -> SimulatedCase:
@@ -50,4 +52,4 @@ def simulated_case(fault: str, severity: float = 0.8, index: int = 41, t_ms: int
                       feature_names=list(plc_feature_names()), values=np.asarray(raw, np.float32),
                       n_samples=len(r.plc), vector=plc_vector(raw, entry))
     return SimulatedCase(pump.asset_id, pump.asset_type, doc, profiles,
-                         {"plc": plc, "thermal": thermal, "audio": audio})
+                         {"plc": plc, "thermal": thermal, "audio": audio}, r.frame, entry)

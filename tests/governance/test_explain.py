@@ -103,3 +103,32 @@ def test_stability_at_the_chosen_settings(bank: ModelBank) -> None:
             stability.setdefault(modality, []).append(r.stability)
     means = {m: float(np.mean(v)) for m, v in stability.items()}
     assert min(means.values()) >= 0.8, stability
+
+
+@pytest.mark.parametrize(("fault", "index", "region"), [
+    ("bearing_wear", 41, "de_bearing"), ("electrical_overheating", 42, "terminal_box"),
+    ("cooling_failure", 45, "motor_body")])
+def test_the_thermal_heatmap_follows_the_model(fault: str, index: int, region: str, bank: ModelBank) -> None:
+    """Faithfulness: the region the heatmap weighs most is the one whose removal from the raw frame
+    (every pixel set to the region's 10th percentile, then the pipeline's thermal_vector again)
+    lowers the model's probability of the fault the most."""
+    from governance.explain.heatmaps import thermal_weight_map
+    from pipeline.features.thermal_regions import scaled_regions, thermal_vector
+
+    case = simulated_case(fault, 0.8, index=index)
+    assert case.frame_ck is not None
+    model = bank.get("thermal")
+    label = model.classes.index(fault)
+    r = model.lime.explain(case.messages["thermal"].vector, label, 3000, (0, 1, 2), 5)
+    boxes = scaled_regions(case.profiles[case.asset_id], case.frame_ck.shape)
+    wmap = thermal_weight_map(case.frame_ck.shape, boxes, r.names, r.weights)
+    p0 = model.lime.predict(thermal_vector(case.frame_ck, case.entry)[None])[0, label]
+    weight, drop = {}, {}
+    for name, (x0, y0, x1, y1) in boxes.items():
+        frame = case.frame_ck.copy()
+        frame[y0:y1, x0:x1] = np.percentile(frame[y0:y1, x0:x1], 10)
+        drop[name] = float(p0 - model.lime.predict(thermal_vector(frame, case.entry)[None])[0, label])
+        weight[name] = float(wmap[y0:y1, x0:x1].mean())
+    assert max(weight, key=weight.__getitem__) == region, weight
+    assert max(drop, key=drop.__getitem__) == region, drop
+    assert drop[region] >= 0.3, drop
