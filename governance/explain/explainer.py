@@ -35,7 +35,7 @@ from linewatch.contract import (
     Verdict,
 )
 from linewatch.explain_settings import ExplainSettings
-from models.inputs import input_array
+from models.inputs import InputMismatchError, input_array
 from models.registry import ModelRegistry
 from models.registry.store import DEFAULT_ROOT
 from pipeline.features.asset_profile import AssetProfile
@@ -125,11 +125,16 @@ class VerdictExplainer:
         results: list[ModalityResult] = []
         rule_features: dict[str, dict[str, float]] = {}
         profile = self.profiles.get(verdict.asset_id)
+        skipped: list[str] = []
         for item in sorted(inputs, key=lambda i: MODALITIES.index(i.modality)):
-            model = self.models.get(item.modality, item.model)
-            x = input_array(item.modality, item.features)
+            try:
+                model = self.models.get(item.modality, item.model)
+                x = input_array(item.modality, item.features)
+            except (LookupError, FileNotFoundError, InputMismatchError) as exc:
+                skipped.append(f"{item.modality}: {exc}")
+                continue
             if x.shape[0] != len(model.names):
-                log.warning("features do not fit the model", extra={"modality": item.modality, "shape": x.shape})
+                skipped.append(f"{item.modality}: {x.shape[0]} input values, the model reads {len(model.names)}")
                 continue
             rule_features[item.modality] = {n: float(v) for n, v in zip(model.names, x, strict=True)}
             if label not in model.classes:
@@ -145,6 +150,9 @@ class VerdictExplainer:
                 features_entry_id=item.features_entry_id, latency_ms=round(res.seconds * 1000.0, 2)), res, heatmap))
         hits = self.rules.evaluate(rule_features)
         agree, detail = agreement(label, results, hits)
+        if skipped:
+            log.warning("modalities not explained", extra={"asset_id": verdict.asset_id, "why": skipped})
+            detail += "; not explained: " + "; ".join(skipped)
         png = self._write_pngs(verdict, verdict_entry_id, inputs, results, profile) if s.write_png and self.out_dir else {}
         modalities = [r.explanation.model_copy(update={"heatmap_png": png.get(r.explanation.modality, "")})
                       for r in results]

@@ -132,3 +132,14 @@ def test_the_thermal_heatmap_follows_the_model(fault: str, index: int, region: s
     assert max(weight, key=weight.__getitem__) == region, weight
     assert max(drop, key=drop.__getitem__) == region, drop
     assert drop[region] >= 0.3, drop
+
+
+def test_an_old_features_entry_is_left_out_with_the_reason(bearing: SimulatedCase, bank: ModelBank) -> None:
+    old = bearing.messages["thermal"].model_copy(update={"features_version": 1, "vector": np.zeros(0, np.float32)})
+    ex = VerdictExplainer(ExplainSettings(write_png=False), load_rules(), None, bearing.profiles, bank)
+    verdict = Verdict(asset_id=bearing.asset_id, event_time_ms=1, label="bearing_wear", confidence=0.8,
+                      state="raised")
+    e = ex.explain(verdict, "1-0", [ExplainInput("thermal", old), ExplainInput("audio", bearing.messages["audio"])])
+    assert [m.modality for m in e.modalities] == ["audio"]
+    assert "not explained: thermal:" in e.agreement_detail and "upgrade" in e.agreement_detail
+    assert e.thermal_heatmap.size == 0
