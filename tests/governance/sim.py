@@ -10,7 +10,7 @@ import numpy as np
 from linewatch.contract import AudioFeatures, PlcFeatures, ThermalFeatures
 from linewatch.simulator.assets import asset_registry_json, make_fleet
 from linewatch.simulator.config import SimulatorConfig
-from linewatch.simulator.dataset import SampleRenderer, make_spec
+from linewatch.simulator.dataset import RenderedSample, SampleRenderer, make_spec
 from linewatch.simulator.tags import QUALITIES
 from pipeline.features import FEATURES_VERSION
 from pipeline.features.asset_profile import AssetProfile, load_profiles
@@ -41,15 +41,21 @@ def simulated_case(fault: str, severity: float = 0.8, index: int = 41, t_ms: int
     profiles = load_profiles(doc)
     entry = next(a for a in doc["assets"] if a["asset_id"] == pump.asset_id)
     r = SampleRenderer(cfg, fleet).render(make_spec(pump, fault, severity if fault != "normal" else 0.0, index=index))
+    return SimulatedCase(pump.asset_id, pump.asset_type, doc, profiles, featurize(r, entry, t_ms), r.frame, entry)
+
+
+def featurize(r: RenderedSample, entry: dict[str, Any], t_ms: int = 1_764_000_000_000
+              ) -> dict[str, PlcFeatures | ThermalFeatures | AudioFeatures]:
+    """The features messages the Flink job would write for one rendered sample of the asset ``entry``."""
     assert r.plc is not None and r.frame is not None and r.clip is not None
-    thermal = thermal_features_message(pump.asset_id, pump.asset_type, t_ms, r.frame, asset=entry)
-    audio = audio_features_message(pump.asset_id, pump.asset_type, t_ms, r.clip.astype(np.float32) / 32768.0,
-                                   16_000, asset=entry)
+    asset_id, asset_type = str(entry["asset_id"]), str(entry.get("asset_type", "unknown"))
+    thermal = thermal_features_message(asset_id, asset_type, t_ms, r.frame, asset=entry)
+    audio = audio_features_message(asset_id, asset_type, t_ms, r.clip.astype(np.float32) / 32768.0, 16_000,
+                                   asset=entry)
     t_rel = np.round((r.plc.t - r.plc.t[-1]) * 1000.0).astype(np.int64)
     raw = plc_input(t_rel, r.plc.values.astype(np.float64), r.plc.quality == QUALITIES.index("Bad"))
-    plc = PlcFeatures(asset_id=pump.asset_id, asset_type=pump.asset_type, window_start_ms=t_ms - 10_000,
+    plc = PlcFeatures(asset_id=asset_id, asset_type=asset_type, window_start_ms=t_ms - 10_000,
                       window_end_ms=t_ms, event_time_ms=t_ms, features_version=FEATURES_VERSION,
                       feature_names=list(plc_feature_names()), values=np.asarray(raw, np.float32),
                       n_samples=len(r.plc), vector=plc_vector(raw, entry))
-    return SimulatedCase(pump.asset_id, pump.asset_type, doc, profiles,
-                         {"plc": plc, "thermal": thermal, "audio": audio}, r.frame, entry)
+    return {"plc": plc, "thermal": thermal, "audio": audio}
