@@ -42,6 +42,8 @@ class ExplainSettings(WorkerSettings):
         "often (event time); the first raised verdict of a fault is always explained. 0: explain every one.")
     write_png: bool = Field(True, description="Write heatmap / feature-bar PNGs (the float32 maps always travel "
                             "in the Explanation entry).")
+    retention: int = Field(10_000, ge=100, description="Approximate MAXLEN of lw:explanations: an entry carries "
+                           "the float32 thermal and audio maps (~100 KB), so fewer are kept than of other streams.")
     lease_ttl_ms: int = Field(30_000, ge=200, description="A shard's lease; longer than the other services' "
                               "because one batch of LIME runs takes seconds, not milliseconds.")
     max_batch: int = Field(4, ge=1, le=256, description="Verdicts per handled batch (LIME is slow; keep small).")

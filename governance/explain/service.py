@@ -140,7 +140,8 @@ class ExplainHandler:
         self.latency.labels(role=self.role, stage="total").observe(total)
         for m in explanation.modalities:
             self.latency.labels(role=self.role, stage=m.modality).observe(m.latency_ms / 1000.0)
-        commit.xadd(self.names.explanations(), dict(encode_message(explanation)), maxlen=self.maxlen)  # type: ignore[arg-type]
+        commit.xadd(self.names.explanations(), dict(encode_message(explanation)),  # type: ignore[arg-type]
+                    maxlen=min(self.maxlen, self.settings.retention))
         if verdict.decided_at_ms:
             self.latency.labels(role=self.role, stage="verdict_to_explanation").observe(
                 max(explanation.explained_at_ms - verdict.decided_at_ms, 0) / 1000.0)
