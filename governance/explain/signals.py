@@ -77,6 +77,8 @@ def signal_group(modality: str, feature: str) -> str:
         if feature.startswith("shape."):
             return "spectrum_shape"
         return "context"
+    if modality == "derived":
+        return "motor_heat"
     if modality == "plc":
         if feature.startswith(("temp.bearing", "temp.winding_minus_bearing")):
             return "bearing_heat"

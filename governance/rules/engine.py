@@ -14,7 +14,8 @@ A rules file is a mapping with ``rules:``, a list of rules::
 
 A condition is ``<modality>.<feature> <op> <threshold>`` with ``op`` one of ``>= > <= < == !=``;
 ``<feature>`` is a name of the modality's model-input vector (``pipeline.features``:
-``PLC_VECTOR_NAMES``, ``THERMAL_VECTOR_NAMES``, ``AUDIO_VECTOR_NAMES``). A condition on a modality
+``PLC_VECTOR_NAMES``, ``THERMAL_VECTOR_NAMES``, ``AUDIO_VECTOR_NAMES``) or a physics-derived
+``derived.<name>`` (:mod:`governance.rules.derived`). A condition on a modality
 that is not available for the verdict does not hold.
 
 A malformed file is refused with :class:`RulesError` naming the file, the line and the reason:
@@ -44,6 +45,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from governance.rules.derived import DERIVED_FEATURES, derived_features
 from linewatch.contract import RuleHit
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
@@ -58,8 +60,10 @@ _RULE_KEYS = ("id", "label", "all", "any", "min_any", "cause", "action", "descri
 
 
 def feature_catalogue() -> dict[str, tuple[str, ...]]:
-    """Feature names a rule may use, per modality (the model-input vectors of ``pipeline.features``)."""
-    return {"plc": tuple(PLC_VECTOR_NAMES), "thermal": tuple(THERMAL_VECTOR_NAMES), "audio": tuple(AUDIO_VECTOR_NAMES)}
+    """Feature names a rule may use, per modality (the model-input vectors of ``pipeline.features``),
+    plus the physics-derived ``derived.*`` (:mod:`governance.rules.derived`)."""
+    return {"plc": tuple(PLC_VECTOR_NAMES), "thermal": tuple(THERMAL_VECTOR_NAMES), "audio": tuple(AUDIO_VECTOR_NAMES),
+            "derived": tuple(DERIVED_FEATURES)}
 
 
 class RulesError(ValueError):
@@ -135,7 +139,9 @@ class RuleSet:
     source: str = ""
 
     def evaluate(self, features: Mapping[str, Mapping[str, float]]) -> list[RuleHit]:
-        return [hit for rule in self.rules if (hit := rule.evaluate(features)) is not None]
+        """Hits of the rules on ``features`` (modality -> name -> value; ``derived.*`` are computed here)."""
+        full = {**features, "derived": derived_features(features)}
+        return [hit for rule in self.rules if (hit := rule.evaluate(full)) is not None]
 
     def by_id(self, rule_id: str) -> Rule:
         for rule in self.rules:

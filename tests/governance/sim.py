@@ -31,12 +31,14 @@ class SimulatedCase:
     entry: dict[str, Any] | None = None  #: the asset's assets.json entry
 
 
-def simulated_case(fault: str, severity: float = 0.8, index: int = 41, t_ms: int = 1_764_000_000_000) -> SimulatedCase:
-    """Pump PMP-01 of the plant simulator (seed 7) with ``fault`` at ``severity``: one PLC window, one
-    thermal frame and one audio clip, turned into the features messages the Flink job writes."""
+def simulated_case(fault: str, severity: float = 0.8, index: int = 41, t_ms: int = 1_764_000_000_000,
+                   asset: int = 0) -> SimulatedCase:
+    """Machine ``asset`` of the plant simulator (seed 7; 0: pump PMP-01, 3: pump PMP-04 at high load) with
+    ``fault`` at ``severity``: one PLC window, one thermal frame and one audio clip, turned into the
+    features messages the Flink job writes."""
     cfg = SimulatorConfig(seed=7)
     fleet = make_fleet(6, seed=7)
-    pump = fleet[0]
+    pump = fleet[asset]
     doc = asset_registry_json(fleet, cfg)
     profiles = load_profiles(doc)
     entry = next(a for a in doc["assets"] if a["asset_id"] == pump.asset_id)

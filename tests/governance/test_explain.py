@@ -143,3 +143,20 @@ def test_an_old_features_entry_is_left_out_with_the_reason(bearing: SimulatedCas
     assert [m.modality for m in e.modalities] == ["audio"]
     assert "not explained: thermal:" in e.agreement_detail and "upgrade" in e.agreement_detail
     assert e.thermal_heatmap.size == 0
+
+
+def test_a_healthy_motor_at_high_load_is_not_a_cooling_failure(bank: ModelBank) -> None:
+    """PMP-04 runs near rated current: its body is as hot as a poorly cooled motor at part load. The
+    cooling rules divide the rise by the copper-loss share (governance.rules.derived) and stay quiet;
+    the same machine with a failed fan fires them."""
+    rules = load_rules()
+
+    def hits(case: SimulatedCase) -> list[str]:
+        feats = {m: dict(zip(bank.get(m).names, msg.vector.tolist(), strict=True)) for m, msg in case.messages.items()}
+        return [h.rule_id for h in rules.evaluate(feats)]
+
+    healthy = simulated_case("normal", 0.0, index=1003, asset=3)
+    assert healthy.messages["thermal"].vector[1] > 16.0, "the healthy body rise exceeds a fixed cooling threshold"
+    assert hits(healthy) == []
+    failed = simulated_case("cooling_failure", 0.6, index=1003, asset=3)
+    assert {"cooling-loss-thermal", "cooling-loss-winding"} <= set(hits(failed))
