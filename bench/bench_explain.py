@@ -89,11 +89,12 @@ def full_explainer(repeats: int) -> dict[str, object]:
     inputs = [ExplainInput(m, msg) for m, msg in case.messages.items()]
     ex.explain(v, "1-0", inputs)  # warm-up: model load
     per: dict[str, list[float]] = {}
-    totals = []
+    totals, cpu = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         e = ex.explain(v, "1-0", inputs)
         totals.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         for m in e.modalities:
             per.setdefault(m.modality, []).append(m.latency_ms / 1000.0)
     import tempfile
@@ -108,6 +109,7 @@ def full_explainer(repeats: int) -> dict[str, object]:
     return {"settings": {"num_samples": settings.num_samples, "seeds": list(settings.seeds), "top_k": settings.top_k},
             "repeats": repeats, "total_seconds_median": round(float(np.median(totals)), 4),
             "total_seconds_min": round(float(np.min(totals)), 4),
+            "total_cpu_seconds_median": round(float(np.median(cpu)), 4),
             "total_with_pngs_seconds_median": round(float(np.median(with_png)), 4),
             "modality_seconds_median": {m: round(float(np.median(v)), 4) for m, v in per.items()},
             "modality_seconds_min": {m: round(float(np.min(v)), 4) for m, v in per.items()},
@@ -171,6 +173,30 @@ def rules_on_simulator(per_class: int, population: str) -> dict[str, object]:
     return out
 
 
+def thermal_cpu(repeats: int) -> dict[str, object]:
+    """One thermal explanation (LIME 3 seeds x 3,000 + the frame map, no PNG): wall and CPU seconds."""
+    from governance.explain.explainer import ExplainInput, VerdictExplainer
+    from governance.rules import load_rules
+    from linewatch.contract import Verdict
+    from tests.governance.sim import simulated_case
+
+    case = simulated_case("bearing_wear")
+    ex = VerdictExplainer(ExplainSettings(write_png=False), load_rules(), None, case.profiles)
+    v = Verdict(asset_id=case.asset_id, event_time_ms=1, label="bearing_wear", confidence=0.8, state="raised")
+    inputs = [ExplainInput("thermal", case.messages["thermal"])]
+    ex.explain(v, "1-0", inputs)
+    wall, cpu, stab = [], [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        e = ex.explain(v, "1-0", inputs)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        stab.append(e.modalities[0].stability)
+    return {"thermal_wall_seconds_median": round(float(np.median(wall)), 4),
+            "thermal_wall_seconds_min": round(float(np.min(wall)), 4),
+            "thermal_cpu_seconds_median": round(float(np.median(cpu)), 4), "stability": stab[0]}
+
+
 def plot(records: list[dict[str, object]], path: Path) -> None:
     import matplotlib
 
@@ -213,6 +239,9 @@ def main() -> None:
         records = json.loads((RESULTS / "bench_explain.json").read_text())["sweep"]
     full = full_explainer(args.repeats)
     print(json.dumps(full), flush=True)
+    single = thermal_cpu(args.repeats)
+    print(json.dumps(single), flush=True)
+    full["thermal_only"] = single
     rules = ({p: rules_on_simulator(args.rule_samples, p) for p in ("plant", "fleet")} if args.rule_samples else {})
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "bench_explain.json").write_text(
