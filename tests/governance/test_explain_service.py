@@ -157,3 +157,31 @@ def test_cli_refuses_a_malformed_rules_file(redis_url: str, stream_names: Stream
     said = " ".join((proc.stdout + proc.stderr).split())
     assert f"{bad}:4:" in said.replace(" ", "") or f"{bad}:4:" in said, said
     assert "cannot read condition" in said, said
+
+
+def test_serve_explain_process_explains_and_stops_on_sigterm(redis_url: str, redis_client: redis.Redis,
+                                                              stream_names: StreamNames, tmp_path: Path) -> None:
+    import signal
+
+    from tests.services.support import start
+
+    case = simulated_case("bearing_wear", 0.8, index=41)
+    names = stream_names
+    assets = tmp_path / "assets.json"
+    assets.write_text(json.dumps(case.assets_json))
+    ids, models = _evidence(redis_client, names, case, T0)
+    vid = _write(redis_client, names.verdicts(case.asset_id), _verdict(case, "raised", "bearing_wear", T0, ids, models))
+    env = env_for(redis_url, names, LINEWATCH_DATA_DIR=str(tmp_path), LINEWATCH_EXPLAIN__ASSETS=str(assets),
+                  LINEWATCH_EXPLAIN__BLOCK_MS="50")
+    proc = start([*linewatch_cmd(), "serve", "explain", "--metrics-port", "0"], env, tmp_path / "explain.log")
+    try:
+        wait_for(lambda: redis_client.xlen(names.explanations()) >= 1 or proc.poll() is not None, 120,
+                 "an explanation from the process")
+        assert proc.poll() is None, (tmp_path / "explain.log").read_text()[-3000:]
+        (e,) = _explanations(redis_client, names)
+        assert e.verdict_entry_id == vid and e.agreement
+        assert (tmp_path / "explanations" / vid / "thermal.png").is_file()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    assert code == 0, (tmp_path / "explain.log").read_text()[-3000:]
