@@ -160,3 +160,12 @@ def test_a_healthy_motor_at_high_load_is_not_a_cooling_failure(bank: ModelBank) 
     assert hits(healthy) == []
     failed = simulated_case("cooling_failure", 0.6, index=1003, asset=3)
     assert {"cooling-loss-thermal", "cooling-loss-winding"} <= set(hits(failed))
+
+
+def test_no_agreement_when_the_rules_point_at_another_fault(bearing: SimulatedCase, bank: ModelBank) -> None:
+    """Explaining the bearing machine as if fusion had said 'electrical_overheating': LIME explains
+    that class, the rules still name bearing wear, so the flag is down and the detail says why."""
+    e = _explain(bearing, "electrical_overheating", bank)
+    assert not e.agreement
+    assert "rules point at bearing_wear, the verdict is electrical_overheating" in e.agreement_detail
+    assert all(m.explained_label == "electrical_overheating" for m in e.modalities)
