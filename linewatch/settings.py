@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from linewatch.audit_settings import AuditSettings
+from linewatch.explain_settings import ExplainSettings
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
 from linewatch.governance_settings import DriftSettings
 from linewatch.redis_connection import RedisConnectionSettings, mask_url
@@ -111,6 +112,7 @@ class Settings(BaseSettings):
     drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
     web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
     audit: AuditSettings = Field(default_factory=AuditSettings)  # governance (issue 11): linewatch serve audit
+    explain: ExplainSettings = Field(default_factory=ExplainSettings)  # governance: linewatch serve explain
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod

@@ -19,7 +19,7 @@ from linewatch.contract import Modality, StreamNames
 from linewatch.redis_connection import RedisConnectError, connect_redis, split_password
 from linewatch.settings import Settings
 
-app = typer.Typer(help="Run a stream service (inference, fusion, alerts) until SIGTERM.", no_args_is_help=True)
+app = typer.Typer(help="Run a stream service (inference, fusion, alerts, explain) until SIGTERM.", no_args_is_help=True)
 
 CONNECTION_FILE = "connection.json"
 
@@ -151,6 +151,26 @@ def alerts(
         api.should_exit = True
         thread.join(timeout=10)
     raise typer.Exit(code)
+
+
+@app.command("explain")
+def explain(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: int | None = METRICS_PORT,
+            rules: Path | None = typer.Option(None, "--rules", help="Rules YAML (default: the shipped rules).")) -> None:
+    """Fault verdicts -> explanations (LIME per modality + rule engine + agreement) on lw:explanations."""
+    from governance.explain.service import explain_worker
+    from governance.rules import RulesError
+    from services.runner import serve_workers
+
+    cli = cli_context(ctx)
+    settings, client, names = connect(cli, redis_url, **{"explain.metrics_port": metrics_port,
+                                                         "explain.rules": str(rules) if rules else None})
+    try:
+        worker = explain_worker(client, names, settings.explain, settings.streams.maxlen,
+                                data_dir=settings.data_dir, landing=settings.landing)
+    except RulesError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(3) from exc
+    raise typer.Exit(serve_workers([worker], settings.explain, settings.log_level))
 
 
 def write_connection(path: Path, url: str, names: StreamNames) -> None:
