@@ -35,6 +35,7 @@ from governance.audit.records import verdict_record
 from governance.audit.schema import dumps
 from governance.audit.service import audit_workers
 from governance.audit.store import AuditRecord, AuditStore
+from linewatch.redis_connection import RedisConnectionSettings, redis_client  # noqa: E402
 from linewatch.audit_settings import AuditSettings
 from linewatch.contract import Alert, AlertSeverity, ModelRef, StreamNames, Verdict, encode_message
 
@@ -70,7 +71,7 @@ def bench_store(n: int, batch: int, sync: str, repeats: int) -> dict[str, float]
 
 
 def bench_worker(url: str, n: int, sync: str, repeats: int) -> dict[str, float]:
-    client = redis.Redis.from_url(url)
+    client = redis_client(RedisConnectionSettings(url=url))
     rates = []
     for _ in range(repeats):
         names = StreamNames(prefix=f"bench{uuid.uuid4().hex[:8]}", shards=4)

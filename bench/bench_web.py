@@ -38,6 +38,7 @@ import httpx  # noqa: E402
 import redis  # noqa: E402
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
+from linewatch.redis_connection import RedisConnectionSettings, redis_client  # noqa: E402
 from linewatch.contract import Alert, AlertRequest, StreamNames, decode_message, encode_message  # noqa: E402
 from linewatch.service_settings import AlertsSettings  # noqa: E402
 from services.web.users import UserDB  # noqa: E402
@@ -112,7 +113,7 @@ def main() -> None:
 
     from services.alerts.service import alert_workers
 
-    client = redis.Redis.from_url(args.redis_url)
+    client = redis_client(RedisConnectionSettings(url=args.redis_url))
     names = StreamNames(f"bweb{uuid.uuid4().hex[:8]}", 4)
     tmp = Path(tempfile.mkdtemp(prefix="bench-web-"))
     users = UserDB(tmp / "web" / "users.db")

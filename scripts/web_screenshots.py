@@ -19,9 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import redis  # noqa: E402
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
+from linewatch.redis_connection import RedisConnectionSettings, redis_client  # noqa: E402
 from linewatch.contract import StreamNames  # noqa: E402
 from tests.services.support import wait_for  # noqa: E402
 from tests.web import seed  # noqa: E402
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    client = redis.Redis.from_url(args.redis_url)
+    client = redis_client(RedisConnectionSettings(url=args.redis_url))
     names = StreamNames(f"shot{uuid.uuid4().hex[:8]}", 4)
     try:
         with tempfile.TemporaryDirectory() as tmp, web_stack(client, names, Path(tmp)) as stack:
