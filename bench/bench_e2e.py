@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_report import emit
 
 from linewatch.contract import Alert, StreamNames, Verdict, decode_message
+from linewatch.redis_connection import RedisConnectionSettings, redis_client
 from linewatch.settings import load_settings
 from models.runtime.pytriton_process import free_port
 
@@ -78,7 +79,7 @@ def main() -> None:
     rs = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
                            "no", "--dir", str(base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url)
+    client = redis_client(RedisConnectionSettings(url=url))
     for _ in range(100):
         try:
             client.ping()

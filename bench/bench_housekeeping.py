@@ -32,12 +32,12 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-import redis
 import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linewatch.flink_settings import FlinkSettings
+from linewatch.redis_connection import redis_client
 from linewatch.settings import Settings
 from pipeline.landing import ManifestWriter
 from pipeline.runner import IngestJob
@@ -141,7 +141,7 @@ def main() -> None:
         watch.join()
         stats = job.stats()
         job.stop()
-        client = redis.Redis.from_url(REDIS_URL)
+        client = redis_client(settings.redis, REDIS_URL)
         keys = list(client.scan_iter(f"{prefix}:*"))
         if keys:
             client.delete(*keys)

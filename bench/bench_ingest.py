@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linewatch.contract import StreamNames
 from linewatch.flink_settings import FlinkSettings
+from linewatch.redis_connection import RedisConnectionSettings, redis_client
 from linewatch.settings import StreamSettings
 from pipeline.job_spec import JobSpec
 from pipeline.landing import ManifestWriter, format_time_ms
@@ -382,7 +383,7 @@ def main() -> None:
     registry(landing)
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names = StreamNames(prefix=prefix, shards=4)
-    client = redis.Redis()
+    client = redis_client(RedisConnectionSettings(url="redis://127.0.0.1:6379/0"))
     try:
         if args.mode == "backlog":
             result = run_backlog(args, landing, prefix, work, names, client)

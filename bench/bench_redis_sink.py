@@ -100,7 +100,7 @@ def main() -> None:
     cluster = LocalRedisCluster(work / "cluster").start()
     try:
         single_client = connect(single.url)
-        cluster_writer = RedisStreamWriter.from_url(cluster.url, dedup_ttl_s=600)
+        cluster_writer = RedisStreamWriter.open(cluster.url, dedup_ttl_s=600)
         writers: dict[str, Callable[[list[PendingEntry]], object]] = {
             "single": RedisStreamWriter(single_client, dedup_ttl_s=600).write,
             "cluster": cluster_writer.write,

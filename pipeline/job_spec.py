@@ -17,10 +17,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from linewatch.contract import StreamNames
 from linewatch.flink_settings import FlinkSettings, ValidationSettings
+from linewatch.redis_connection import RedisConnectionSettings, split_password
 from linewatch.settings import Settings, StreamSettings
 from pipeline.landing.zone import LandingZone
 
@@ -28,10 +29,11 @@ from pipeline.landing.zone import LandingZone
 class JobSpec(BaseModel):
     """Everything the job process and its functions need (written as ``spec.json``)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", hide_input_in_errors=True)  # inputs may hold secrets
 
     landing: Path
-    redis_url: str
+    redis_url: str  # never with a password: it travels in ``redis.password`` (excluded) / the job's env
+    redis: RedisConnectionSettings = Field(default_factory=RedisConnectionSettings)
     checkpoint_dir: Path
     streams: StreamSettings = Field(default_factory=StreamSettings)
     flink: FlinkSettings = Field(default_factory=FlinkSettings)
@@ -43,11 +45,20 @@ class JobSpec(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str, restore_from: Path | None = None) -> JobSpec:
         flink = settings.flink
+        redis = settings.redis.for_url(redis_url)  # a password in redis_url moves into redis.password
         return cls(
-            landing=Path(settings.landing).resolve(), redis_url=redis_url,
+            landing=Path(settings.landing).resolve(), redis_url=redis.url or redis_url, redis=redis,
             checkpoint_dir=flink.resolved_checkpoint_dir(settings.data_dir).resolve(), streams=settings.streams,
             flink=flink, validation=settings.validation, restore_from=restore_from,
         )
+
+    @field_validator("redis_url")
+    @classmethod
+    def _no_password(cls, url: str) -> str:
+        if split_password(url)[1] is not None:
+            raise ValueError("JobSpec.redis_url must not hold a password (spec.json is a file): "
+                             "build the spec with JobSpec.from_settings, which moves it to redis.password")
+        return url
 
     # ---- derived values (no second copy of any setting)
     @property

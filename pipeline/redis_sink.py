@@ -45,6 +45,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from linewatch.contract import Message, StreamNames, encode_message
+from linewatch.redis_connection import RedisConnectionSettings, redis_client, redis_cluster_client
 
 #: A client of a single Redis server or of a Redis Cluster (both speak the commands the sink uses).
 RedisClient = redis.Redis | RedisCluster
@@ -96,18 +97,24 @@ def dedup_key_for(names: StreamNames, *parts: str) -> str:
     return names.ingest_dedup(digest)
 
 
-def connect(url: str, **options: Any) -> RedisClient:
-    """A client for ``url``: :class:`RedisCluster` when the server runs with ``cluster-enabled yes``
-    (asked once with ``INFO cluster``), else :class:`redis.Redis`. ``options`` go to either."""
-    probe = redis.Redis.from_url(url, **options)
+def connect(url: str, connection: RedisConnectionSettings | None = None, **overrides: Any) -> RedisClient:
+    """A client for ``url`` with ``connection``'s user, password and TLS (``linewatch.redis_connection``):
+    a :class:`RedisCluster` when the server answers ``CLUSTER SLOTS`` (it runs with
+    ``cluster-enabled yes``), else a :class:`redis.Redis`. A server without cluster support answers
+    with an error, as does one whose ACL user may not send ``CLUSTER SLOTS`` (the cluster ACL rules,
+    ``linewatch.redis_acl.acl_rules(cluster=True)``, grant it). ``overrides`` go to redis-py."""
+    conn = connection or RedisConnectionSettings()
+    probe = redis_client(conn, url, **overrides)
     try:
-        info: dict[str, Any] = probe.info("cluster")  # type: ignore[assignment]
+        probe.execute_command("CLUSTER", "SLOTS")  # type: ignore[no-untyped-call]
+        clustered = True
+    except redis.ResponseError:  # "cluster support disabled", or NOPERM
+        clustered = False
     finally:
         probe.close()
-    if int(info.get("cluster_enabled", 0)) == 1:
-        cluster: RedisCluster = RedisCluster.from_url(url, **options)
-        return cluster
-    return redis.Redis.from_url(url, **options)
+    if clustered:
+        return redis_cluster_client(conn, url, **overrides)
+    return redis_client(conn, url, **overrides)
 
 
 @dataclass
@@ -131,9 +138,11 @@ class RedisStreamWriter:
         self._sha = self._load()
 
     @classmethod
-    def from_url(cls, url: str, dedup_ttl_s: int) -> RedisStreamWriter:
-        """A writer on :func:`connect` (single server or cluster) with the job's timeouts."""
-        return cls(connect(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30), dedup_ttl_s)
+    def open(cls, url: str, dedup_ttl_s: int, connection: RedisConnectionSettings | None = None) -> RedisStreamWriter:
+        """A writer on :func:`connect` (single server or cluster; credentials + TLS: docs/redis-security.md)
+        with the job's timeouts."""
+        return cls(connect(url, connection, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30),
+                   dedup_ttl_s)
 
     def _load(self) -> str:
         sha = self.client.script_load(XADD_ONCE_LUA)  # a cluster client loads it on every primary

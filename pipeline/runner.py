@@ -31,9 +31,8 @@ import threading
 import time
 from pathlib import Path
 
-import redis
-
 from linewatch.contract import StreamNames
+from linewatch.redis_connection import redis_client
 from linewatch.settings import Settings
 from pipeline.job_spec import JobSpec
 
@@ -121,7 +120,7 @@ class IngestJob:
         spec_path = self.work_dir / "spec.json"
         spec_path.write_text(self.spec.to_json(self.python))
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}",
-               **self.spec.flink.thread_env()}
+               **self.spec.flink.thread_env(), **self.spec.redis.secret_env()}  # the password: env, not spec.json
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [self.python, "-m", "pipeline.ingest_job", "--spec", str(spec_path)],
@@ -154,7 +153,7 @@ class IngestJob:
         t0 = time.monotonic()
         atomic_write(cfg.zone().manifests / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
                      staging=cfg.landing / STAGING_DIR)
-        client = redis.Redis.from_url(cfg.redis_url)
+        client = redis_client(cfg.redis, cfg.redis_url)
         try:
             while time.monotonic() - t0 < timeout_s:
                 if client.hexists(cfg.probe_key, token):
@@ -204,7 +203,7 @@ class IngestJob:
 
     def stats(self) -> dict[str, str]:
         """Counters and latency the job publishes (hash ``<prefix>:ingest:stats``)."""
-        client = redis.Redis.from_url(self.spec.redis_url, decode_responses=True)
+        client = redis_client(self.spec.redis, self.spec.redis_url, decode_responses=True)
         try:
             return client.hgetall(self.spec.stats_key)
         finally:
@@ -254,7 +253,7 @@ class IngestSupervisor:
 
     def archived(self) -> int:
         """Manifests the janitor has archived so far (all generations)."""
-        client = redis.Redis.from_url(self.redis_url)
+        client = redis_client(self.settings.redis, self.redis_url)
         try:
             stats = StreamNames(self.settings.streams.prefix, self.settings.streams.shards).ingest_stats()
             return int(client.hget(stats, "manifests_archived") or 0)

@@ -26,6 +26,15 @@ if ! command -v mosquitto >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
     apt-get update -qq && apt-get install -y -qq mosquitto || echo "could not install mosquitto: the MQTT tests need a broker on 127.0.0.1:1883" >&2
 fi
 
+# The web app's browser tests drive Debian's Chromium with Playwright (no Playwright browser download).
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq chromium || echo "could not install chromium: the web browser tests need /usr/bin/chromium" >&2
+    else
+        echo "Chromium is missing: apt-get install chromium (the web browser tests need /usr/bin/chromium)." >&2
+    fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[all]"

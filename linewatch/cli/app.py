@@ -9,14 +9,17 @@ import typer
 from linewatch import __version__
 from linewatch.cli import (
     alerts_cmd,
+    audit_cmd,
     config_cmd,
     demo_cmd,
     ingest_cmd,
     inspect_cmd,
     models_cmd,
     redis_cmd,
+    retention_cmd,
     serve_cmd,
     simulate_cmd,
+    web_cmd,
 )
 from linewatch.cli.context import CliContext
 
@@ -53,12 +56,15 @@ def root(
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(redis_cmd.app, name="redis")
 app.add_typer(serve_cmd.app, name="serve")  # services (issue 9)
+retention_cmd.register(serve_cmd.app)  # redis-memory (issue 8): linewatch serve retention
 app.add_typer(alerts_cmd.app, name="alerts")  # services (issue 9)
+audit_cmd.register(app)  # governance (issue 11): linewatch audit ..., linewatch serve audit
 simulate_cmd.register(app)
 demo_cmd.register(app)
 ingest_cmd.register(app)
 models_cmd.register(app)
 inspect_cmd.register(app)  # models: score recorded files (linewatch inspect)
+web_cmd.register(app, serve_cmd.app)  # web app (issue 12): linewatch serve web, linewatch users
 
 
 def main() -> None:

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from linewatch.settings import Settings, load_settings
+from linewatch.settings import Settings, describe_errors, load_settings
 
 
 @dataclass
@@ -26,6 +28,9 @@ class CliContext:
         except FileNotFoundError as exc:
             self.console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
+        except ValidationError as exc:
+            self.console.print(f"[red]error:[/red] invalid settings: {escape(describe_errors(exc))}")
+            raise typer.Exit(2) from None
 
 
 def cli_context(ctx: typer.Context) -> CliContext:

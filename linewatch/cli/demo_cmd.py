@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import threading
 import time
@@ -9,7 +10,6 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import redis
 import typer
 from rich.live import Live
 
@@ -17,6 +17,7 @@ from linewatch.cli.context import CliContext, cli_context
 from linewatch.cli.demo_view import ArrivalCounter, StreamSampler, render
 from linewatch.contract import StreamNames
 from linewatch.embedded_redis import EmbeddedRedisError, redis_url
+from linewatch.redis_connection import RedisConnectError, connect_redis
 
 if TYPE_CHECKING:
     from linewatch.simulator import Factory
@@ -40,6 +41,11 @@ def demo(
     services: bool = typer.Option(True, "--services/--no-services",
                                   help="Run inference x3, fusion and alerts on the feature streams (in-process)."),
     mqtt: bool = typer.Option(False, "--mqtt/--no-mqtt", help="Also publish alerts to the MQTT broker in settings."),
+    governance: bool = typer.Option(True, "--governance/--no-governance",
+                                    help="Run the audit, drift and explain workers too (those installed)."),
+    drift: str = typer.Option("plc_temp_offset", "--drift", help="Drift injected into the simulated line from 40 percent "
+                              "of the run: plc_temp_offset, camera_ageing, mic_degradation (one asset), "
+                              "ambient_shift (every asset), or none."),
 ) -> None:
     """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, run the
     services (inference x3, fusion, alerts), and show live per asset the verdict, open alerts, stage
@@ -50,12 +56,18 @@ def demo(
     from linewatch.simulator import Factory
 
     cli = cli_context(ctx)
+    from linewatch.simulator.drift import DRIFT_KINDS
+
+    if drift != "none" and drift not in DRIFT_KINDS:  # governance: checked before anything starts
+        cli.console.print(f"[red]error:[/red] --drift {drift!r}: choose one of {', '.join(DRIFT_KINDS)} or none")
+        raise typer.Exit(2)
     base = cli.settings().data_dir / "demo"
     shutil.rmtree(base, ignore_errors=True)
     settings = cli.settings(**{
         "landing_dir": base / "landing",
         "flink.checkpoint_dir": base / "flink" / "checkpoints",
         "streams.prefix": "demo",
+        "audit.path": base / "audit" / "audit.sqlite",  # governance: the demo's own audit store
     })
     settings.landing.mkdir(parents=True)
     arrivals = ArrivalCounter()
@@ -63,12 +75,13 @@ def demo(
     factory = Factory(settings.simulator, n_assets=assets)
     try:
         with redis_url(settings) as url:
-            client = redis.Redis.from_url(url)
+            client = connect_redis(settings.redis, url)
             for key in client.scan_iter(match=f"{settings.streams.prefix}:*"):
                 client.delete(key)
             job = None
+            demo_governance = None  # governance (issue 11)
             sampler = None
-            demo_services = view = None
+            demo_services = view = web = None
             if services:  # services (issue 9)
                 from linewatch.cli.demo_services import DemoServices, ServicesSampler, write_connection
 
@@ -77,6 +90,9 @@ def demo(
                     demo_services = DemoServices(client, names, settings, mqtt=mqtt, log_path=base / "services.log").start()
                 view = ServicesSampler(client, names)
                 write_connection(base / "connection.json", url, names)
+                from linewatch.cli.web_cmd import start_demo_web  # web app (issue 12)
+
+                web = start_demo_web(cli, client, names, settings)
             if ingest:
                 from pipeline.runner import IngestJob, IngestJobError
 
@@ -90,17 +106,34 @@ def demo(
                         raise typer.Exit(1) from exc
                 sampler = StreamSampler(client, StreamNames(settings.streams.prefix, settings.streams.shards),
                                         job.spec.stats_key)
+            if services and governance:  # governance (issue 11): audit, drift, explain workers + their live view
+                from linewatch.cli.demo_governance import DemoGovernance, Views
+
+                gov_names = StreamNames(settings.streams.prefix, settings.streams.shards)
+                with cli.console.status("starting governance (audit, drift, explain) ..."):
+                    demo_governance = DemoGovernance(client, gov_names, settings, base, run_seconds=seconds).start()
+                view = Views([view, demo_governance])
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None
-                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject, view)
+                add_drift = None
+                if demo_governance is not None and drift != "none":
+                    add_drift = functools.partial(demo_governance.inject_drift, kind=drift, onset_s=0.4 * seconds,
+                                                  ramp_s=0.1 * seconds)
+                _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject, view, add_drift)
             finally:
                 if job is not None:
                     job.stop()
+                if web is not None:
+                    web.stop()
                 if demo_services is not None:
                     demo_services.stop()
                     (base / "connection.json").unlink(missing_ok=True)
+                if demo_governance is not None:
+                    demo_governance.stop()
+                    cli.console.print(f"governance: {demo_governance.summary()}"
+                                      + (f"; audit trail kept in {demo_governance.audit_path()}" if keep else ""))
                 client.close()
-    except EmbeddedRedisError as exc:
+    except (EmbeddedRedisError, RedisConnectError) as exc:
         cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
     finally:
@@ -120,6 +153,7 @@ def _run_line(
     sampler: StreamSampler | None,
     inject: Callable[[Path, str], None] | None = None,
     view: object | None = None,
+    add_drift: Callable[[Factory], object] | None = None,
 ) -> None:
     thread = threading.Thread(
         target=factory.run_realtime,
@@ -133,6 +167,9 @@ def _run_line(
         try:
             while thread.is_alive():
                 thread.join(timeout=1.0)
+                if add_drift is not None and factory.scenario is not None:  # governance: drift part-way
+                    add_drift(factory)
+                    add_drift = None
                 if inject is not None and time.monotonic() - start > seconds / 2:
                     inject(landing, factory.fleet[0].asset_id)
                     inject = None

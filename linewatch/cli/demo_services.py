@@ -57,12 +57,19 @@ class DemoServices:
             t = threading.Thread(target=w.run, name=w.config.role, daemon=True)
             t.start()
             self.threads.append(t)
+        from linewatch.streaming.retention import RetentionKeeper  # redis-memory (issue 8): bounded streams
+
+        self.keeper = RetentionKeeper(self.client, self.names, self.settings.streams.retention)
+        self.threads.append(threading.Thread(target=self.keeper.run, name="retention", daemon=True))
+        self.threads[-1].start()
         return self
 
     def stop(self) -> None:
         self.stop_event.set()
         for w in self.workers:
             w.stop()
+        if getattr(self, "keeper", None) is not None:
+            self.keeper.stop()
         for t in self.threads:
             t.join(timeout=30)
         if getattr(self, "_log", None) is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from pathlib import Path
@@ -41,11 +42,12 @@ def ingest(
         _submit(cli, settings, cluster, fresh)
         return
     from linewatch.embedded_redis import redis_url
+    from linewatch.redis_connection import mask_url
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with redis_url(settings) as url:
-        cli.console.print(f"ingesting [bold]{settings.landing}[/bold] into {url} (Ctrl-C stops; state is checkpointed)")
+        cli.console.print(f"ingesting [bold]{settings.landing}[/bold] into {mask_url(url)} (Ctrl-C stops; state is checkpointed)")
         supervisor = IngestSupervisor(settings, url, resume=not fresh)
         try:
             job = supervisor.start()
@@ -66,6 +68,7 @@ def ingest(
 
 
 def _submit(cli: CliContext, settings: Settings, address: str, fresh: bool) -> None:
+    from linewatch.redis_connection import PASSWORD_ENV
     from pipeline.cluster import ClusterError, submit_job
     from pipeline.runner import IngestJob
 
@@ -73,6 +76,9 @@ def _submit(cli: CliContext, settings: Settings, address: str, fresh: bool) -> N
         cli.console.print("[red]error:[/red] --cluster needs LINEWATCH_REDIS__URL: the cluster's workers write to it")
         raise typer.Exit(2)
     job = IngestJob.from_settings(settings, settings.redis.url, resume=not fresh)
+    if settings.redis.password is not None and PASSWORD_ENV not in os.environ:
+        cli.console.print(f"[yellow]note:[/yellow] spec.json holds no password: the cluster's TaskManagers need "
+                          f"{PASSWORD_ENV} in their environment (docs/redis-security.md)")
     spec_path = job.work_dir / "spec.json"
     spec_path.write_text(job.spec.to_json())
     try:

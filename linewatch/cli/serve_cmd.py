@@ -16,9 +16,10 @@ import typer
 
 from linewatch.cli.context import CliContext, cli_context
 from linewatch.contract import Modality, StreamNames
+from linewatch.redis_connection import RedisConnectError, connect_redis, split_password
 from linewatch.settings import Settings
 
-app = typer.Typer(help="Run a stream service (inference, fusion, alerts) until SIGTERM.", no_args_is_help=True)
+app = typer.Typer(help="Run a stream service (inference, fusion, alerts, explain) until SIGTERM.", no_args_is_help=True)
 
 CONNECTION_FILE = "connection.json"
 
@@ -53,11 +54,10 @@ def connect(cli: CliContext, redis_url: str | None, **overrides: object) -> tupl
             raise typer.Exit(2)
         url = demo["redis_url"]
         names = StreamNames(demo["prefix"], int(demo["shards"]))
-    client = redis.Redis.from_url(url)
     try:
-        client.ping()
-    except redis.RedisError as exc:
-        cli.console.print(f"[red]error:[/red] Redis at {url} does not answer ({exc}); start it or fix the URL")
+        client = connect_redis(settings.redis, url)
+    except RedisConnectError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     return settings, client, names
 
@@ -105,6 +105,18 @@ def fusion(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: 
     raise typer.Exit(serve_workers([worker], settings.fusion, settings.log_level))
 
 
+@app.command("drift")
+def drift(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: int | None = METRICS_PORT) -> None:
+    """Feature, prediction, operator-feedback and shadow-teacher drift -> DriftReports + drift alerts (issue 11)."""
+    from governance.drift.service import drift_workers
+    from services.runner import serve_workers
+
+    cli = cli_context(ctx)
+    settings, client, names = connect(cli, redis_url, **{"drift.metrics_port": metrics_port})
+    workers = drift_workers(client, names, settings.drift, settings.streams.maxlen)
+    raise typer.Exit(serve_workers(workers, settings.drift, settings.log_level))
+
+
 @app.command("alerts")
 def alerts(
     ctx: typer.Context,
@@ -141,6 +153,26 @@ def alerts(
     raise typer.Exit(code)
 
 
+@app.command("explain")
+def explain(ctx: typer.Context, redis_url: str | None = REDIS_URL, metrics_port: int | None = METRICS_PORT,
+            rules: Path | None = typer.Option(None, "--rules", help="Rules YAML (default: the shipped rules).")) -> None:
+    """Fault verdicts -> explanations (LIME per modality + rule engine + agreement) on lw:explanations."""
+    from governance.explain.service import explain_worker
+    from governance.rules import RulesError
+    from services.runner import serve_workers
+
+    cli = cli_context(ctx)
+    settings, client, names = connect(cli, redis_url, **{"explain.metrics_port": metrics_port,
+                                                         "explain.rules": str(rules) if rules else None})
+    try:
+        worker = explain_worker(client, names, settings.explain, settings.streams.maxlen,
+                                data_dir=settings.data_dir, landing=settings.landing)
+    except RulesError as exc:
+        cli.console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(3) from exc
+    raise typer.Exit(serve_workers([worker], settings.explain, settings.log_level))
+
+
 def write_connection(path: Path, url: str, names: StreamNames) -> None:
-    path.write_text(json.dumps({"redis_url": url, "prefix": names.prefix, "shards": names.shards,
+    path.write_text(json.dumps({"redis_url": split_password(url)[0], "prefix": names.prefix, "shards": names.shards,
                                 "pid": os.getpid()}))

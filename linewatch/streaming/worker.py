@@ -89,7 +89,8 @@ class WorkerConfig:
     retry_max_ms: int = 5_000
     tick_ms: int = 1_000
     lag_interval_ms: int = 2_000
-    maxlen: int = 100_000  #: retention of the input streams (for the backpressure check)
+    maxlen: int = 100_000  #: unread backlog (entries) the backpressure check compares with; writes never trim
+    #: (retention is the RetentionKeeper's: bytes/age, never an unread entry, docs/redis.md)
     backpressure_ratio: float = 0.8
     consumer: str | None = None  #: default: host-pid-random
     dead_letter_source: str | None = None  #: DeadLetter.source; default ``services.<role>``
@@ -267,23 +268,35 @@ class StreamWorker:
         self.ensure_groups()
         self.health.set_ready(True, f"{self.config.role}: consuming as {self.consumer}")
         next_balance = next_tick = next_lag = 0.0
+        full_s = 0.0  # backoff while the server is out of memory
         try:
             while not self._stop.is_set():
                 self.health.beat()
                 now = time.monotonic()
-                if now >= next_balance:
-                    self._rebalance()
-                    next_balance = now + self.config.lease_ttl_ms / 3000.0
-                if now >= next_tick:
-                    self._tick()
-                    next_tick = now + self.config.tick_ms / 1000.0
-                if now >= next_lag:
-                    self._measure_lag()
-                    next_lag = now + self.config.lag_interval_ms / 1000.0
-                worked = self._recover()
-                if self._stop.is_set():
-                    break
-                worked = self._read_and_handle() or worked
+                try:
+                    if now >= next_balance:
+                        self._rebalance()
+                        next_balance = now + self.config.lease_ttl_ms / 3000.0
+                    if now >= next_tick:
+                        self._tick()
+                        next_tick = now + self.config.tick_ms / 1000.0
+                    if now >= next_lag:
+                        next_lag = now + self.config.lag_interval_ms / 1000.0
+                        self._measure_lag()
+                    worked = self._recover()
+                    if self._stop.is_set():
+                        break
+                    worked = self._read_and_handle() or worked
+                    full_s = 0.0
+                except redis.OutOfMemoryError as exc:
+                    # maxmemory with noeviction (docs/redis.md): nothing was written, the input stays
+                    # pending; wait for consumers and retention to free memory, loudly
+                    full_s = min(max(2 * full_s, self.config.retry_base_ms / 1000.0), self.config.retry_max_ms / 1000.0)
+                    log.error("Redis is out of memory; retrying", extra={
+                        "role": self.config.role, "error": str(exc), "retry_in_s": full_s})
+                    self.metrics.errors.labels(role=self.config.role, kind="OutOfMemory").inc()
+                    self._stop.wait(full_s)
+                    continue
                 if not worked:
                     self._wait_for_input(min(next_balance, next_tick, next_lag) - time.monotonic())
         finally:
@@ -519,10 +532,17 @@ class StreamWorker:
 
     def _commit(self, st: _Shard, commit: Commit, dead: Sequence[_DeadLetterRequest]) -> bool:
         t0 = time.perf_counter()
-        if dead:
-            self._write_dead_letters(dead)
         try:
+            if dead:
+                self._write_dead_letters(dead)
             result = self.fenced.commit(st.lease, commit)
+        except redis.OutOfMemoryError as exc:
+            # the server is full (maxmemory, noeviction): nothing of this commit was written and the
+            # input stays pending; retry with backoff while consumers catch up and retention trims
+            log.error("Redis is out of memory; will retry", extra={"role": self.config.role, "error": str(exc)})
+            self.metrics.errors.labels(role=self.config.role, kind="OutOfMemory").inc()
+            self._fail(st.lease.shard, f"Redis out of memory: {exc}")
+            return False
         except FencedOut as exc:
             self.stats.fenced += 1
             self.metrics.fenced.labels(**self._labels).inc()
@@ -552,7 +572,7 @@ class StreamWorker:
             msg = DeadLetter(source=self._source, reason=d.reason, detail=d.detail[:2000],
                              raw_ref=f"{d.entry.stream}/{d.entry.entry_id}", excerpt=excerpt,
                              asset_id=d.asset_id, event_time_ms=d.event_time_ms, failed_at_ms=now)
-            pipe.xadd(self.names.deadletter, encode_message(msg), maxlen=self.config.maxlen, approximate=True)
+            pipe.xadd(self.names.deadletter, encode_message(msg))  # trimmed by retention (docs/redis.md)
             self.metrics.dead_letters.labels(role=self.config.role, reason=d.reason.value).inc()
             self.metrics.entries.labels(role=self.config.role, outcome="dead_letter").inc()
             log.warning("dead letter", extra={"role": self.config.role, "reason": d.reason.value,
@@ -604,18 +624,17 @@ class StreamWorker:
         self.metrics.backpressure.labels(role=self.config.role, stream=stream).set(1)
         if stream in self._backpressured:
             return
-        self._backpressured.add(stream)
-        msg = f"{self.config.role} is falling behind on {stream}: {why}; retention may drop unread input"
+        msg = (f"{self.config.role} is falling behind on {stream}: {why}; its unread input is kept, so Redis memory "
+               "grows past the stream's retention budget (docs/redis.md)")
         log.error("backpressure", extra={"role": self.config.role, "stream": stream, "detail": why})
-        self.client.xadd(self.names.alert_requests(), encode_message(self._backpressure_request(stream, "raise", msg)),
-                         maxlen=self.config.maxlen, approximate=True)
+        self.client.xadd(self.names.alert_requests(), encode_message(self._backpressure_request(stream, "raise", msg)))
+        self._backpressured.add(stream)  # after the write: a refused write (OOM) is retried next time
 
     def _clear_backpressure(self, stream: str, backlog: int) -> None:
         self._backpressured.discard(stream)
         self.metrics.backpressure.labels(role=self.config.role, stream=stream).set(0)
         msg = f"{self.config.role} caught up on {stream} ({backlog} entries unread)"
-        self.client.xadd(self.names.alert_requests(), encode_message(self._backpressure_request(stream, "clear", msg)),
-                         maxlen=self.config.maxlen, approximate=True)
+        self.client.xadd(self.names.alert_requests(), encode_message(self._backpressure_request(stream, "clear", msg)))
 
 
 def stop_on_signals(worker_stop: Callable[[], None],

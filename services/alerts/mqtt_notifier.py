@@ -50,7 +50,8 @@ class MqttNotifier:
         self._connected = threading.Event()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"linewatch-alerts-{uuid.uuid4().hex[:8]}")
         if settings.username:
-            self.client.username_pw_set(settings.username, settings.password)
+            self.client.username_pw_set(settings.username,
+                                        settings.password.get_secret_value() if settings.password else None)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.connect_async(settings.host, settings.port, keepalive=settings.keepalive_s)

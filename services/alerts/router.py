@@ -145,7 +145,7 @@ class _Work:
         commit.hdel(self.r.episodes_key, sorted(self.episodes_del - set(self.episodes_set)))
         commit.zadd(names.alert_state("raised"), {k: float(v) for k, v in self.new_raises.items()})
         for ev in self.events:
-            commit.xadd(names.alerts, encode_message(ev), maxlen=self.r.maxlen)
+            commit.xadd(names.alerts, encode_message(ev))  # retention: docs/redis.md
 
 
 class AlertRouter:

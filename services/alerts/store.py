@@ -2,7 +2,7 @@
 
 Usage::
 
-    store = AlertStore(redis.Redis(), StreamNames("lw", 4))
+    store = AlertStore(redis_client(settings.redis), StreamNames("lw", 4))   # linewatch.redis_connection
     for rec in store.list():                       # open alerts, most urgent first
         print(rec.alert_id, rec.asset_id, rec.label, rec.state(store.now_ms()), rec.priority)
     store.ack("A-12", user="maria")                # unacknowledged -> acknowledged
@@ -219,9 +219,9 @@ class AlertStore:
         else:
             pipe.zrem(self.names.alert_state("shelved"), new.alert_id)
         for ev in events:
-            pipe.xadd(self.names.alerts, encode_message(ev), maxlen=self.maxlen, approximate=True)
+            pipe.xadd(self.names.alerts, encode_message(ev))  # retention: docs/redis.md
         if fb is not None:
-            pipe.xadd(self.names.feedback(), encode_message(fb), maxlen=self.maxlen, approximate=True)
+            pipe.xadd(self.names.feedback(), encode_message(fb))
 
 
 def _require_user(user: str) -> str:

@@ -73,7 +73,7 @@ class WebhookNotifier:
     def request(self, delivery_id: str, body: bytes) -> tuple[dict[str, str], bytes]:
         ts = str(int(self.clock()))
         return {"Content-Type": "application/json", DELIVERY_HEADER: delivery_id, TIMESTAMP_HEADER: ts,
-                SIGNATURE_HEADER: sign(self.settings.secret, ts, body)}, body
+                SIGNATURE_HEADER: sign(self.settings.secret.get_secret_value(), ts, body)}, body
 
     def deliver(self, delivery_id: str, payload: dict) -> int:
         """POST with retries; returns the number of attempts, raises DeliveryFailed."""

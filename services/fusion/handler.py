@@ -103,7 +103,7 @@ class FusionHandler:
                 done = state.last_ids.get(entry.stream)
                 if done is None or _id_key(entry.entry_id) > _id_key(done):
                     verdict = self.evaluate(state, entry, msg, now)
-                    commit.xadd(self.names.verdicts_shard(shard), encode_message(verdict), maxlen=self.maxlen)
+                    commit.xadd(self.names.verdicts_shard(shard), encode_message(verdict))  # retention: docs/redis.md
                     if verdict.ingest_time_ms:
                         self.latency.labels(role=self.role, stage="ingest_to_verdict").observe(
                             max(now - verdict.ingest_time_ms, 0) / 1000.0)

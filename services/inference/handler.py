@@ -95,7 +95,7 @@ class InferenceHandler:
                 ingest_time_ms=msg.ingest_time_ms)  # type: ignore[attr-defined]
             shard = batch.shard(entry)
             batch.commit(shard).xadd(self.names.predictions_shard(self.modality, shard), encode_message(pred),
-                                     entry_id=entry.entry_id, maxlen=self.maxlen)
+                                     entry_id=entry.entry_id)  # retention: docs/redis.md
             batch.ack(entry)
             if pred.ingest_time_ms:
                 self.latency.labels(role=self.role, stage="ingest_to_prediction").observe(

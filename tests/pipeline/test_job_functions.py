@@ -260,7 +260,7 @@ def test_what_a_line_costs_does_not_grow_with_the_lines_held_back(landing: Path)
 def test_high_water_mark_makes_replays_idempotent(redis_url: str, redis_client: redis.Redis) -> None:
     prefix = "tjob" + str(random.randrange(10**9))
     names = StreamNames(prefix=prefix, shards=1)
-    writer = RedisStreamWriter.from_url(redis_url, dedup_ttl_s=60)
+    writer = RedisStreamWriter.open(redis_url, dedup_ttl_s=60)
     try:
         def dl(ref: str) -> PendingEntry:
             msg = DeadLetter(source="pipeline.thermal", reason=DeadLetterReason.TRUNCATED, detail="d", raw_ref=ref,

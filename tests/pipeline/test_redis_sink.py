@@ -42,7 +42,7 @@ def test_failed_xadd_is_written_by_the_replay(redis_client: redis.Redis, stream_
                                               redis_url: str) -> None:
     """Old code moved the mark before XADD: after a WRONGTYPE the replay dropped the entry as a duplicate."""
     names = stream_names
-    writer = RedisStreamWriter.from_url(redis_url, dedup_ttl_s=600)
+    writer = RedisStreamWriter.open(redis_url, dedup_ttl_s=600)
     entry, dead = feature_entry(names, "PMP-01", 1_000), dead_entry(names, "plc/a.csv:3")
     for e in (entry, dead):
         redis_client.set(e.stream, "not a stream")  # XADD fails with WRONGTYPE
@@ -62,7 +62,7 @@ def test_xadd_refused_for_memory_is_written_later(private_redis: RedisServer) ->
     """maxmemory + noeviction: XADD answers OOM; nothing is marked, the replay writes the entry."""
     names = StreamNames("oom", shards=2)
     client = private_redis.client()
-    writer = RedisStreamWriter.from_url(private_redis.url, dedup_ttl_s=600)
+    writer = RedisStreamWriter.open(private_redis.url, dedup_ttl_s=600)
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", "1")  # every write is over the limit
     batch = [feature_entry(names, "PMP-01", 1_000, "thermal"), dead_entry(names, "thermal/x.tiff")]
@@ -81,7 +81,7 @@ def test_script_reload_counts_once(private_redis: RedisServer) -> None:
     """SCRIPT FLUSH: the old code re-ran the whole pipeline, counters included (counted twice)."""
     names = StreamNames("noscript", shards=2)
     client = private_redis.client()
-    writer = RedisStreamWriter.from_url(private_redis.url, dedup_ttl_s=600)
+    writer = RedisStreamWriter.open(private_redis.url, dedup_ttl_s=600)
     stats = names.ingest_stats()
     client.script_flush()
     result = writer.write([feature_entry(names, "PMP-01", 1_000), dead_entry(names, "plc/b.csv:1")],
@@ -101,7 +101,7 @@ def test_sink_never_trims(redis_client: redis.Redis, stream_names: StreamNames, 
     names = stream_names
     stream = names.features("plc", "PMP-07")
     redis_client.xgroup_create(stream, "inference", id="0", mkstream=True)
-    writer = RedisStreamWriter.from_url(redis_url, dedup_ttl_s=600)
+    writer = RedisStreamWriter.open(redis_url, dedup_ttl_s=600)
     for start in range(0, 1_200, 200):
         writer.write([feature_entry(names, "PMP-07", t) for t in range(start + 1, start + 201)])
     assert redis_client.xlen(stream) == 1_200
@@ -119,7 +119,7 @@ def test_sink_on_redis_cluster(redis_cluster: LocalRedisCluster) -> None:
     while len(assets) < 4:
         assets.setdefault(names.shard_of(f"PMP-{i:02d}"), f"PMP-{i:02d}")
         i += 1
-    writer = RedisStreamWriter.from_url(redis_cluster.url, dedup_ttl_s=600)
+    writer = RedisStreamWriter.open(redis_cluster.url, dedup_ttl_s=600)
     assert isinstance(writer.client, RedisCluster)
     batches = [[feature_entry(names, a, t, m) for a in assets.values() for m in Modality] + [dead_entry(names, f"f{t}")]
                for t in (1_000, 2_000, 3_000)]

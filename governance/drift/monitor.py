@@ -1,0 +1,215 @@
+"""Feature drift of one modality: per-asset and fleet windows, KS per feature, correction, hysteresis, cause.
+
+Pure computation (no Redis): :mod:`governance.drift.service` feeds it the ``vector`` of every
+features entry and turns its :class:`WindowDecision` values into ``DriftReport`` / ``AlertRequest``
+entries.
+
+* **Fleet scope**: the vectors of every asset pooled into windows of ``fleet_window`` and tested
+  against the model card's reference sample (the training data the deployed model saw;
+  ``fleet_reference="card"``, the default) or against the line's first fleet window (``"baseline"``).
+* **Asset scope**: each asset's windows of ``window`` vectors, tested against the asset's own
+  ``baseline`` (its first ``baseline_size`` vectors; ``asset_reference="baseline"``, the default:
+  one machine is never distributed like a whole training fleet) or against the card's reference
+  (``asset_reference="card"``).
+* Each window: a two-sample KS test per feature (:mod:`~governance.drift.ks`), Bonferroni or
+  Benjamini–Hochberg across the features (:mod:`~governance.drift.correction`) at ``alpha``, then
+  :class:`~governance.drift.window.Hysteresis` (raise after k drifted windows, clear after m clean,
+  cooldown) and a suspected cause (:mod:`~governance.drift.cause`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from governance.drift.cause import CauseHint, CauseRules
+from governance.drift.correction import Correction, adjust
+from governance.drift.ks import PresortedKS
+from governance.drift.window import AlarmEvent, Hysteresis, VectorWindow, WindowData
+
+
+@dataclass(frozen=True)
+class FeatureTest:
+    name: str
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    effect_size: float
+    drifted: bool
+
+
+@dataclass(frozen=True)
+class WindowDecision:
+    scope: Literal["asset", "fleet"]
+    asset_id: str  #: the asset, or "fleet"
+    start_ms: int
+    end_ms: int
+    n_live: int
+    n_reference: int
+    features: list[FeatureTest]  #: drifted first, then by p-value
+    drifted: bool
+    event: AlarmEvent
+    raised: bool  #: the alarm state after this window
+    cause: CauseHint | None
+
+    @property
+    def drifted_names(self) -> list[str]:
+        return [f.name for f in self.features if f.drifted]
+
+
+@dataclass(frozen=True)
+class DriftParams:
+    window: int = 200
+    fleet_window: int = 500
+    baseline_size: int = 300
+    asset_reference: Literal["baseline", "card"] = "baseline"
+    fleet_reference: Literal["card", "baseline"] = "card"  #: baseline: the first fleet window of the line
+    alpha: float = 0.01
+    correction: Correction = "bonferroni"
+    raise_after: int = 2
+    clear_after: int = 3
+    cooldown: int = 2
+    fleet_horizon_ms: int = 600_000
+    rules: CauseRules = field(default_factory=CauseRules)
+    single_device: str | None = None  #: "thermal camera" / "microphone": the modality is one sensor
+
+
+class DriftBoard:
+    """Which modalities of which asset drifted lately, shared by the modalities' monitors (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[tuple[str, str], int] = {}
+
+    def record(self, asset_id: str, modality: str, drifted: bool, time_ms: int) -> None:
+        with self._lock:
+            if drifted:
+                self._last[(asset_id, modality)] = time_ms
+            else:
+                self._last.pop((asset_id, modality), None)
+
+    def others(self, asset_id: str, modality: str, now_ms: int, horizon_ms: int) -> set[str]:
+        with self._lock:
+            return {m for (a, m), t in self._last.items()
+                    if a == asset_id and m != modality and abs(now_ms - t) <= horizon_ms}
+
+
+class ReferenceTests:
+    """One :class:`PresortedKS` per feature of a reference matrix (n, n_features)."""
+
+    def __init__(self, names: list[str], reference: NDArray[Any]) -> None:
+        ref = np.asarray(reference, dtype=np.float64)
+        if ref.ndim != 2 or ref.shape[1] != len(names):
+            raise ValueError(f"reference of shape {ref.shape} does not match {len(names)} feature names")
+        self.names = names
+        self.n = ref.shape[0]
+        self.tests = [PresortedKS(ref[:, j]) if np.isfinite(ref[:, j]).any() else None for j in range(len(names))]
+
+    def evaluate(self, window: NDArray[Any], alpha: float, correction: Correction) -> list[FeatureTest]:
+        rows: list[tuple[str, float, float, float]] = []
+        for j, (name, test) in enumerate(zip(self.names, self.tests)):
+            col = window[:, j]
+            if test is None or not np.isfinite(col).any():
+                continue
+            r = test.test(col)
+            rows.append((name, r.statistic, r.p_value, r.effect_size))
+        adjusted = adjust([p for _, _, p, _ in rows], correction)
+        out = [FeatureTest(n, d, p, pa, e, pa <= alpha) for (n, d, p, e), pa in zip(rows, adjusted)]
+        return sorted(out, key=lambda f: (not f.drifted, f.p_value))
+
+
+@dataclass
+class _AssetState:
+    window: VectorWindow
+    hysteresis: Hysteresis
+    baseline: list[NDArray[Any]] = field(default_factory=list)
+    tests: ReferenceTests | None = None
+    last_drifted: frozenset[str] = frozenset()
+    last_end_ms: int = 0
+
+
+class FeatureDriftMonitor:
+    """Windows, tests and alarm state of one modality (see the module docstring)."""
+
+    def __init__(self, names: list[str], reference: NDArray[Any], params: DriftParams | None = None,
+                 modality: str = "", board: DriftBoard | None = None) -> None:
+        self.names = list(names)
+        self.params = params or DriftParams()
+        self.modality = modality
+        self.board = board
+        self.card_tests = ReferenceTests(self.names, reference)
+        p = self.params
+        self.fleet_window = VectorWindow(p.fleet_window)
+        self.fleet_tests: ReferenceTests | None = self.card_tests if p.fleet_reference == "card" else None
+        self.fleet_hysteresis = Hysteresis(p.raise_after, p.clear_after, p.cooldown)
+        self.assets: dict[str, _AssetState] = {}
+
+    def _asset(self, asset_id: str) -> _AssetState:
+        st = self.assets.get(asset_id)
+        if st is None:
+            p = self.params
+            st = _AssetState(VectorWindow(p.window), Hysteresis(p.raise_after, p.clear_after, p.cooldown),
+                             tests=self.card_tests if p.asset_reference == "card" else None)
+            self.assets[asset_id] = st
+        return st
+
+    def add(self, asset_id: str, vector: NDArray[Any], time_ms: int) -> list[WindowDecision]:
+        """Add one live vector (the ``vector`` of a features entry); the decisions of windows it completed."""
+        v = np.asarray(vector, dtype=np.float64).ravel()
+        if v.size != len(self.names):
+            raise ValueError(f"vector of {v.size} values, the model input has {len(self.names)} "
+                             "(features version mismatch: upgrade the pipeline or the model)")
+        out: list[WindowDecision] = []
+        st = self._asset(asset_id)
+        if st.tests is None:  # still collecting the asset's baseline
+            st.baseline.append(v)
+            if len(st.baseline) >= self.params.baseline_size:
+                st.tests, st.baseline = ReferenceTests(self.names, np.vstack(st.baseline)), []
+        elif st.window.add(v, time_ms):
+            out.append(self._asset_decision(asset_id, st, st.window.take()))
+        if self.fleet_window.add(v, time_ms):
+            data = self.fleet_window.take()
+            if self.fleet_tests is None:  # the line's first fleet window is its baseline
+                self.fleet_tests = ReferenceTests(self.names, data.values)
+            else:
+                out.append(self._fleet_decision(data, self.fleet_tests))
+        return out
+
+    def _recent_drift(self, now_ms: int) -> dict[str, frozenset[str]]:
+        horizon = self.params.fleet_horizon_ms
+        return {a: s.last_drifted for a, s in self.assets.items()
+                if s.last_end_ms and now_ms - s.last_end_ms <= horizon}
+
+    def _asset_decision(self, asset_id: str, st: _AssetState, data: WindowData) -> WindowDecision:
+        p = self.params
+        assert st.tests is not None
+        feats = st.tests.evaluate(data.values, p.alpha, p.correction)
+        drifted = any(f.drifted for f in feats)
+        st.last_drifted = frozenset(f.name for f in feats if f.drifted)
+        st.last_end_ms = data.end_ms
+        event = st.hysteresis.update(drifted)
+        others: set[str] = set()
+        if self.board is not None:
+            self.board.record(asset_id, self.modality, drifted, data.end_ms)
+            others = self.board.others(asset_id, self.modality, data.end_ms, p.fleet_horizon_ms)
+        cause = (p.rules.cause(asset_id, self._recent_drift(data.end_ms), p.single_device, others)
+                 if drifted or st.hysteresis.raised else None)
+        return WindowDecision("asset", asset_id, data.start_ms, data.end_ms, len(data.values), st.tests.n, feats,
+                              drifted, event, st.hysteresis.raised, cause)
+
+    def _fleet_decision(self, data: WindowData, tests: ReferenceTests) -> WindowDecision:
+        p = self.params
+        feats = tests.evaluate(data.values, p.alpha, p.correction)
+        drifted = any(f.drifted for f in feats)
+        event = self.fleet_hysteresis.update(drifted)
+        cause = None
+        if drifted or self.fleet_hysteresis.raised:
+            fleet, k, n = p.rules.fleet_drifted(self._recent_drift(data.end_ms))
+            cause = CauseHint("fleet", f"the pooled fleet window left the model's training reference; {k} of {n} "
+                                       "assets drifted against their own baselines")
+        return WindowDecision("fleet", "fleet", data.start_ms, data.end_ms, len(data.values), tests.n,
+                              feats, drifted, event, self.fleet_hysteresis.raised, cause)

@@ -1,0 +1,234 @@
+"""The governance half of ``linewatch demo``: audit, drift and explain workers as threads, a drift
+injected into the simulated line part-way, and the live view of drift alerts and explanations.
+
+Each governance service is imported lazily and guarded: a tree without ``governance.drift`` or
+``governance.explain`` (or without their settings section) runs the demo anyway and shows
+"drift: not installed". Their factories are called with the keyword arguments they declare among
+``maxlen``, ``data_dir``, ``landing`` / ``landing_dir`` and ``consumer`` (see :func:`_call`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import redis
+from rich.table import Table
+
+from linewatch.contract import Alert, DriftReport, Explanation, StreamNames, Verdict, decode_message
+from linewatch.settings import Settings
+from linewatch.streaming import StreamWorker
+
+if TYPE_CHECKING:
+    from linewatch.simulator import Factory
+
+# component -> (module, factory, settings section); factories return a worker or a list of workers
+COMPONENTS: dict[str, tuple[str, str, str]] = {
+    "audit": ("governance.audit.service", "audit_workers", "audit"),
+    "drift": ("governance.drift.service", "drift_workers", "drift"),
+    "explain": ("governance.explain.service", "explain_worker", "explain"),
+}
+FLEET_DRIFT_KINDS = ("ambient_shift",)
+
+
+def scaled_for_run(section: Any, seconds: float) -> tuple[Any, str]:
+    """The drift section with its sample counts lowered to fit a demo of ``seconds`` (never raised):
+    an asset's baseline ends before the injected drift starts (40 %) and a few windows follow it. Only
+    fields the section has are touched (a pydantic model; anything else is returned as is)."""
+    fields = getattr(type(section), "model_fields", {})
+    per_asset = max(int(seconds), 1)  # vectors per asset: at least one a second in every modality
+    want = {"baseline_size": int(0.3 * per_asset), "window": per_asset // 8, "fleet_window": 3 * (per_asset // 8),
+            "prediction_baseline": int(0.3 * per_asset), "prediction_window": per_asset // 8,
+            "shadow_window": per_asset // 8}
+    update = {k: max(20, min(int(getattr(section, k)), v)) for k, v in want.items() if k in fields}
+    update = {k: v for k, v in update.items() if v != getattr(section, k)}
+    if not update:
+        return section, ""
+    return section.model_copy(update=update), ", ".join(f"{k} {v}" for k, v in update.items())
+
+
+def _call(factory: Callable[..., Any], client: redis.Redis, names: StreamNames, section: object,
+          settings: Settings, data_dir: Path) -> list[StreamWorker]:
+    """``factory(client, names, section, **known)`` with the keywords it declares; always a list."""
+    known = {"maxlen": settings.streams.maxlen, "data_dir": data_dir, "landing": settings.landing,
+             "landing_dir": settings.landing}
+    params = inspect.signature(factory).parameters
+    got = factory(client, names, section, **{k: v for k, v in known.items() if k in params})
+    return list(got) if isinstance(got, list | tuple) else [got]
+
+
+@dataclass
+class DemoGovernance:
+    """Audit, drift and explain workers of the demo (each that is installed), as threads."""
+
+    client: redis.Redis
+    names: StreamNames
+    settings: Settings
+    data_dir: Path  #: the demo's own state directory (audit store, heatmaps)
+    status: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    workers: list[StreamWorker] = field(default_factory=list)
+    threads: list[threading.Thread] = field(default_factory=list)
+    injected: str = ""
+    run_seconds: float | None = None  #: the demo's length: drift windows are scaled to it
+
+    def start(self) -> DemoGovernance:
+        for name, (module, attr, section_name) in COMPONENTS.items():
+            section = getattr(self.settings, section_name, None)
+            try:
+                factory = getattr(importlib.import_module(module), attr)
+            except ModuleNotFoundError as exc:
+                if exc.name is not None and module.startswith(exc.name):
+                    self.status[name] = "not installed"
+                    continue
+                self.status[name] = f"unavailable: {exc} (pip install 'linewatch[governance]')"
+                continue
+            except (ImportError, AttributeError) as exc:
+                self.status[name] = f"unavailable: {exc}"
+                continue
+            if section is None:
+                self.status[name] = f"not configured (no settings section '{section_name}')"
+                continue
+            scaled = ""
+            if name == "drift" and self.run_seconds is not None:
+                section, scaled = scaled_for_run(section, self.run_seconds)
+            try:
+                workers = _call(factory, self.client, self.names, section, self.settings, self.data_dir)
+            except Exception as exc:  # a governance service that cannot start must not stop the line
+                self.status[name] = f"failed to start: {type(exc).__name__}: {exc}"
+                continue
+            self.workers += workers
+            self.status[name] = "running"
+            if scaled:
+                self.notes[name] = f"sample counts scaled to the {self.run_seconds:.0f} s run: {scaled}"
+        for w in self.workers:
+            t = threading.Thread(target=w.run, name=w.config.role, daemon=True)
+            t.start()
+            self.threads.append(t)
+        return self
+
+    def stop(self) -> None:
+        for w in self.workers:
+            w.stop()
+        for t in self.threads:
+            t.join(timeout=30)
+
+    def audit_path(self) -> Path:
+        return self.settings.audit.store_path(self.data_dir)
+
+    def inject_drift(self, factory: Factory, kind: str, onset_s: float, ramp_s: float) -> str:
+        """Add a drift event to the running simulator's scenario (simulated seconds since the start):
+        one asset's sensor, or every asset for a fleet-wide kind (``ambient_shift``)."""
+        from linewatch.simulator.drift import DRIFT_KINDS, DriftEvent
+
+        if kind not in DRIFT_KINDS:
+            raise ValueError(f"unknown drift kind {kind!r}; choose one of {', '.join(DRIFT_KINDS)} or none")
+        scenario = factory.scenario
+        if scenario is None:
+            raise RuntimeError("the simulator has not started its scenario yet")
+        assets = [a.asset_id for a in factory.fleet] if kind in FLEET_DRIFT_KINDS else [factory.fleet[-1].asset_id]
+        magnitude = 1.5 * factory.profile.drift_magnitude
+        for aid in assets:
+            scenario.drifts[aid].append(DriftEvent(asset_id=aid, kind=kind, onset_s=onset_s, ramp_s=ramp_s,
+                                                   end_s=float("inf"), magnitude=magnitude))
+        where = "every asset" if len(assets) > 1 else assets[0]
+        self.injected = f"{kind} on {where} from t={onset_s:.0f} s (ramp {ramp_s:.0f} s, magnitude {magnitude:.1f})"
+        return self.injected
+
+    # -- live view -------------------------------------------------------------------------------
+    def _recent(self, stream: str, count: int) -> list[tuple[str, object]]:
+        out: list[tuple[str, object]] = []
+        entries: list[tuple[bytes, dict[bytes | str, bytes | str]]] = self.client.xrevrange(stream, count=count)  # type: ignore[assignment]
+        for eid, fields in entries:
+            try:
+                out.append((eid.decode(), decode_message(fields)))
+            except ValueError:
+                continue
+        return out
+
+    def tables(self) -> list[object]:
+        status = "   ".join(f"{k}: [{'green' if v == 'running' else 'yellow'}]{v}[/]" for k, v in self.status.items())
+        parts: list[object] = [f"[bold]governance[/bold]   {status}"]
+        if self.injected:
+            parts.append(f"drift injected into the simulated line: {self.injected}")
+        parts += [f"{k}: {v}" for k, v in self.notes.items()]
+        for name, table in (("drift", self._drift_table), ("explain", self._explanation_table)):
+            parts.append(table() if self.status.get(name) == "running" else f"{name}: {self.status.get(name, 'off')}")
+        parts.append(self._audit_table())
+        return parts
+
+    def summary(self) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in self.status.items())
+
+    def _drift_table(self) -> Table:
+        reports = [m for _, m in self._recent(self.names.drift(), 200) if isinstance(m, DriftReport)]
+        alerts = [m for _, m in self._recent(self.names.alerts, 300) if isinstance(m, Alert) and m.source == "drift"]
+        raised = sum(1 for a in alerts if a.event == "raised")
+        table = Table(title=f"drift: {len(reports)} recent report(s), {raised} drift alert(s) raised", expand=True)
+        for col in ("when", "scope", "asset", "modality", "kind", "state", "cause", "drifted features (p adj.)"):
+            table.add_column(col)
+        shown = [r for r in reports if r.drifted or r.state != "normal"][:6]
+        for r in shown:
+            feats = ", ".join(f"{f.name} {f.p_adjusted:.1g}" for f in [f for f in r.features if f.drifted][:3])
+            colour = "red" if r.state == "raised" else "yellow" if r.drifted else "green"
+            table.add_row(time.strftime("%H:%M:%S", time.localtime(r.decided_at_ms / 1000)), r.scope, r.asset_id,
+                          r.modality, r.kind, f"[{colour}]{r.state}[/]", r.cause or "-", feats[:70] or "-")
+        return table
+
+    def _explanation_table(self) -> Table:
+        verdicts = []
+        for shard in range(self.names.shards):
+            verdicts += [(eid, m) for eid, m in self._recent(self.names.verdicts_shard(shard), 200)
+                         if isinstance(m, Verdict) and m.state == "raised"]
+        explained = {m.verdict_entry_id: m for _, m in self._recent(self.names.explanations(), 100)
+                     if isinstance(m, Explanation)}
+        table = Table(title=f"explanations of fault verdicts: {len(explained)} recent, "
+                      f"{sum(1 for eid, _ in verdicts if eid not in explained)} recent raised verdict(s) without one",
+                      expand=True)
+        for col in ("asset", "fault", "top features (LIME)", "rule hit", "agree", "stability"):
+            table.add_column(col)
+        for e in sorted(explained.values(), key=lambda e: e.explained_at_ms, reverse=True)[:6]:
+            feats = "; ".join(f"{m.modality}: " + ", ".join(f.name for f in m.top_features[:2]) for m in e.modalities)
+            rule = f"{e.rule_hits[0].rule_id}: {e.rule_hits[0].cause}" if e.rule_hits else "none"
+            stability = min((m.stability for m in e.modalities), default=0.0)
+            table.add_row(e.asset_id, e.label, feats[:60] or "-", rule[:40],
+                          "[green]yes[/]" if e.agreement else "[yellow]no[/]", f"{stability:.2f}")
+        return table
+
+    def _audit_table(self) -> Table | str:
+        if self.status.get("audit") != "running":
+            return f"audit: {self.status.get('audit', 'off')}"
+        path = self.audit_path()
+        if not path.is_file():
+            return "audit trail: starting"
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # the view only reads
+        try:
+            n = int(conn.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0])
+            rows = conn.execute("SELECT kind, event, actor, summary FROM audit_log ORDER BY seq DESC LIMIT 4").fetchall()
+        except sqlite3.Error as exc:
+            return f"audit trail: {exc}"
+        finally:
+            conn.close()
+        table = Table(title=f"audit trail: {n} row(s) in {path} (linewatch audit tail --path ...)", expand=True)
+        for col in ("kind", "event", "who", "what"):
+            table.add_column(col)
+        for kind, event, actor, summary in reversed(rows):
+            table.add_row(kind, event, actor, summary[:70])
+        return table
+
+
+@dataclass
+class Views:
+    """Several live-view sources as one (``render`` calls ``tables()``)."""
+
+    views: list[Any]
+
+    def tables(self) -> list[object]:
+        return [t for v in self.views for t in v.tables()]

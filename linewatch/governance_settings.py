@@ -1,0 +1,64 @@
+"""Settings of the governance services, nested in ``linewatch.settings.Settings`` (``drift``).
+
+Plain pydantic, no governance imports (core must not import a stage). Environment variables follow
+the usual scheme, e.g. ``LINEWATCH_DRIFT__ALPHA=0.001``, ``LINEWATCH_DRIFT__SHADOW_FRACTION=0.25``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from linewatch.service_settings import WorkerSettings
+
+
+class DriftSettings(WorkerSettings):
+    """``linewatch serve drift``: feature, prediction, error-stream and shadow-teacher drift (docs/drift.md)."""
+
+    modalities: tuple[str, ...] = ("plc", "thermal", "audio")
+    registry: Path | None = Field(None, description="Model registry root (cards, reference samples, teachers). "
+                                  "Unset: the shipped models/default.")
+    model_version: str | None = Field(None, description="Unset: the newest version, as inference serves it.")
+    # -- feature drift -------------------------------------------------------------------------------
+    window: int = Field(200, ge=20, description="Vectors per asset window (tumbling; also the minimum window size).")
+    fleet_window: int = Field(500, ge=20, description="Vectors per pooled fleet window (tested against the card).")
+    baseline_size: int = Field(300, ge=20, description="An asset's first vectors that form its own reference.")
+    asset_reference: Literal["baseline", "card"] = Field(
+        "baseline", description="What an asset window is tested against: its own baseline or the card's sample.")
+    fleet_reference: Literal["card", "baseline"] = Field(
+        "card", description="What the pooled fleet window is tested against: the card's training sample, or the "
+                            "line's own first fleet window (a line that never looked like the training fleet).")
+    alpha: float = Field(0.01, gt=0.0, lt=0.5, description="Level per window after the correction across "
+                         "features: the configured false-alarm rate per window.")
+    correction: Literal["bonferroni", "bh"] = "bonferroni"
+    raise_after: int = Field(2, ge=1, description="Raise after this many consecutive drifted windows.")
+    clear_after: int = Field(3, ge=1, description="Clear after this many consecutive clean windows.")
+    cooldown: int = Field(2, ge=0, description="Windows after a clear in which no new raise happens.")
+    fleet_fraction: float = Field(0.6, gt=0.0, le=1.0, description="Cause 'fleet' when this share of assets drifted.")
+    min_fleet_assets: int = Field(3, ge=2)
+    sensor_max_groups: int = Field(1, ge=1, description="Cause 'sensor' when the drifted features span at most "
+                                   "this many feature groups.")
+    fleet_horizon_ms: int = Field(600_000, ge=1000, description="Assets whose last window ended this recently "
+                                  "count towards the fleet share.")
+    # -- prediction drift ----------------------------------------------------------------------------
+    prediction_drift: bool = True
+    prediction_reference: Literal["baseline", "card"] = Field(
+        "baseline", description="Label mix to compare with: the first predictions after start, or the card's "
+                                "reference labels (class-balanced training data: only for balanced lines).")
+    prediction_baseline: int = Field(500, ge=20)
+    prediction_window: int = Field(500, ge=20)
+    # -- error-stream drift (operator feedback) --------------------------------------------------------
+    error_detectors: tuple[str, ...] = ("EDDM", "ADWIN", "PageHinkley")
+    error_clear_after: int = Field(200, ge=1, description="Clear an error-drift alarm after this many outcomes "
+                                   "without a new detection.")
+    # -- shadow teacher (label-free) ---------------------------------------------------------------------
+    shadow: bool = True
+    shadow_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Share of predicted inputs the teacher scores.")
+    shadow_window: int = Field(200, ge=20, description="Scored inputs per level test.")
+    shadow_alpha: float = Field(0.001, gt=0.0, lt=0.5)
+    shadow_detectors: tuple[str, ...] = ("ADWIN",)
+    shadow_backend: Literal["onnxruntime", "triton"] = "onnxruntime"
+    triton_url: str | None = None
+    max_batch: int = Field(256, ge=1, le=4096)

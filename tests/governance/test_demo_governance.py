@@ -1,0 +1,137 @@
+"""The governance half of ``linewatch demo``: guarded start of the governance workers, the drift
+injected into the running simulator, and the live view of drift, explanations and the audit trail."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+from rich.console import Console
+
+from linewatch.cli import demo_governance
+from linewatch.cli.demo_governance import DemoGovernance
+from linewatch.contract import (
+    Alert,
+    AlertSeverity,
+    DriftFeature,
+    DriftReport,
+    Explanation,
+    FeatureWeight,
+    ModalityExplanation,
+    ModelRef,
+    RuleHit,
+    StreamNames,
+    Verdict,
+)
+from linewatch.settings import Settings
+from linewatch.simulator import Factory
+from linewatch.simulator.config import SimulatorConfig
+from tests.services.support import wait_for, write
+
+PLC = ModelRef(name="plc-student", version="v3", sha256="c3" * 32)
+
+
+def text(gov: DemoGovernance) -> str:
+    console = Console(width=220, record=True, color_system=None)
+    for part in gov.tables():
+        console.print(part)
+    return console.export_text()
+
+
+def test_missing_governance_services_are_reported_and_the_audit_worker_runs(
+        redis_client: redis.Redis, stream_names: StreamNames, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    components = {"audit": demo_governance.COMPONENTS["audit"],  # explain left out: no LIME in this test
+                  "drift": ("governance.no_such_drift.service", "drift_workers", "audit")}  # a tree without it
+    monkeypatch.setattr(demo_governance, "COMPONENTS", components)
+    settings = Settings(data_dir=tmp_path)
+    gov = DemoGovernance(redis_client, stream_names, settings, tmp_path / "demo").start()
+    try:
+        assert gov.status["audit"] == "running"
+        assert gov.status["drift"] == "not installed"
+        assert "drift: not installed" in text(gov)
+        v_id = write(redis_client, stream_names.verdicts("PMP-01"), Verdict(
+            asset_id="PMP-01", event_time_ms=1, label="cavitation", confidence=0.9, state="raised",
+            models={"plc": PLC}))
+        wait_for(lambda: gov.audit_path().is_file() and "cavitation" in text(gov), 20, "the verdict in the audit view")
+        assert v_id
+    finally:
+        gov.stop()
+    assert all(not t.is_alive() for t in gov.threads)
+
+
+def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client: redis.Redis,
+                                                                    stream_names: StreamNames, tmp_path: Path) -> None:
+    names = stream_names
+    gov = DemoGovernance(redis_client, names, Settings(data_dir=tmp_path), tmp_path)
+    gov.status = {"audit": "off", "drift": "running", "explain": "running"}  # the view only, no workers
+    write(redis_client, names.drift(), DriftReport(
+        kind="feature", scope="asset", asset_id="CNV-06", modality="plc", window_start_ms=0, window_end_ms=1,
+        n_live=500, n_reference=2000, drifted=True, state="raised", cause="sensor",
+        features=[DriftFeature(name="bearing_temp_c_mean", statistic=0.5, p_value=1e-12, p_adjusted=3e-11,
+                               effect_size=2.0, drifted=True)], decided_at_ms=1_700_000_000_000))
+    write(redis_client, names.alerts, Alert(asset_id="CNV-06", severity=AlertSeverity.WARNING, label="drift",
+                                            message="m", created_at_ms=1, source="drift", event="raised"))
+    v_id = write(redis_client, names.verdicts("PMP-01"), Verdict(asset_id="PMP-01", event_time_ms=1,
+                                                                 label="bearing_wear", confidence=0.9, state="raised"))
+    write(redis_client, names.verdicts("PMP-02"), Verdict(asset_id="PMP-02", event_time_ms=1, label="imbalance",
+                                                          confidence=0.9, state="raised"))
+    write(redis_client, names.explanations(), Explanation(
+        explanation_id=v_id, verdict_entry_id=v_id, asset_id="PMP-01", label="bearing_wear", event_time_ms=1,
+        agreement=True, explained_at_ms=2,
+        modalities=[ModalityExplanation(modality="audio", model=PLC, explained_label="bearing_wear", probability=0.8,
+                                        top_features=[FeatureWeight(name="env_bpfo_order", weight=0.5),
+                                                      FeatureWeight(name="kurtosis", weight=0.2)],
+                                        stability=0.87, num_samples=600, seed=0)],
+        rule_hits=[RuleHit(rule_id="outer-race", label="bearing_wear", cause="outer-race wear", action="a")]))
+    out = text(gov)
+    assert "1 drift alert(s) raised" in out
+    assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean" in out
+    assert "env_bpfo_order" in out and "outer-race" in out and "0.87" in out and "yes" in out
+    assert "1 recent raised verdict(s) without one" in out  # PMP-02's fault is not explained yet
+
+
+def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_client: redis.Redis,
+                                                      stream_names: StreamNames) -> None:
+    factory = Factory(SimulatorConfig(seed=3, drift_fraction=0.0, thermal_fps=1.0), n_assets=3)
+    stop = threading.Event()
+    sim = threading.Thread(target=factory.run_realtime, kwargs={"out_dir": tmp_path / "landing", "stop": stop},
+                           daemon=True)
+    sim.start()
+    try:
+        wait_for(lambda: factory.scenario is not None, 20, "the simulator's scenario")
+        gov = DemoGovernance(redis_client, stream_names, Settings(data_dir=tmp_path), tmp_path)
+        target = factory.fleet[-1].asset_id
+        assert factory.scenario is not None
+        before = factory.scenario.drift(target, np.array([100.0])).plc_temp_offset_c
+        desc = gov.inject_drift(factory, "plc_temp_offset", onset_s=50.0, ramp_s=10.0)
+        assert target in desc and "plc_temp_offset" in desc
+        assert factory.scenario.drift_kinds_at(target, 40.0) == ()
+        assert factory.scenario.drift_kinds_at(target, 100.0) == ("plc_temp_offset",)
+        after = factory.scenario.drift(target, np.array([100.0])).plc_temp_offset_c
+        assert np.all(np.abs(np.asarray(after) - np.asarray(before)) > 3.0)  # +-4 degC x magnitude
+        gov.inject_drift(factory, "ambient_shift", onset_s=50.0, ramp_s=10.0)
+        assert all("ambient_shift" in factory.scenario.drift_kinds_at(a.asset_id, 100.0) for a in factory.fleet)
+        with pytest.raises(ValueError, match="unknown drift kind"):
+            gov.inject_drift(factory, "gremlins", 1.0, 1.0)
+    finally:
+        stop.set()
+        sim.join(timeout=30)
+
+
+def test_drift_sample_counts_are_scaled_down_to_the_demo_run_only() -> None:
+    from pydantic import BaseModel
+
+    class FakeDriftSettings(BaseModel):  # the fields governance.drift's settings name (docs/drift.md)
+        window: int = 200
+        baseline_size: int = 300
+        fleet_window: int = 500
+        alpha: float = 0.01
+
+    scaled, note = demo_governance.scaled_for_run(FakeDriftSettings(), 120)
+    assert (scaled.baseline_size, scaled.window, scaled.fleet_window, scaled.alpha) == (36, 20, 45, 0.01)
+    assert "baseline_size 36" in note
+    same, note = demo_governance.scaled_for_run(FakeDriftSettings(), 3_600)  # a long run keeps the defaults
+    assert same == FakeDriftSettings() and note == ""
