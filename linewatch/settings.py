@@ -71,7 +71,7 @@ class StreamSettings(BaseModel):
 
     prefix: str = Field(default="lw", pattern=r"^[a-z][a-z0-9_-]*$", description="Key prefix of every stream.")
     shards: int = Field(default=4, ge=1, le=1024, description="Asset shards per modality stream.")
-    maxlen: int = Field(default=100_000, ge=100, description="Deprecated, ignored by the services: retention "
+    maxlen: int = Field(default=100_000, ge=100, description="Deprecated, ignored by the services and the ingestion job: retention "
                         "is streams.retention (bytes / age, docs/redis.md).")
     retention: RetentionSettings = Field(default_factory=RetentionSettings)  # redis-memory (issue 8)
 
@@ -79,7 +79,7 @@ class StreamSettings(BaseModel):
     @classmethod
     def _maxlen_deprecated(cls, value: int) -> int:
         if value != 100_000:
-            warnings.warn("streams.maxlen is deprecated and ignored by the services: set streams.retention."
+            warnings.warn("streams.maxlen is deprecated and ignored by the services and the ingestion job: set streams.retention."
                           "<family>.max_bytes / max_age_s instead (docs/redis.md)", DeprecationWarning, stacklevel=2)
         return value
 
