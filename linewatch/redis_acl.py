@@ -8,7 +8,7 @@ tests/core/test_redis_security.py and tests/pipeline/test_redis_tls_flink.py run
 under them against a real server (a missing command shows up there as ``NOPERM``).
 
 >>> acl_rules("ingest", "lw")
-'~lw:* resetchannels -@all +ping +script|load +evalsha +xadd +hget +hset +hexists +hgetall +hincrby +set +exists'
+'~lw:* resetchannels -@all +ping +script|load +evalsha +xadd +hget +hset +hexists +hgetall +hincrby +set +exists +cluster|slots'
 >>> acl_line("ingest", "lw-ingest", "lw", password_sha256="0" * 64).startswith("user lw-ingest on #000")
 True
 """
@@ -20,8 +20,10 @@ import hashlib
 # Commands per stage (Redis 7 ACL syntax: +command or +command|subcommand).
 STAGE_COMMANDS: dict[str, tuple[str, ...]] = {
     # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover)
+    # exists: the sink's dead-letter dedup check; cluster|slots: the sink asks whether the server is a
+    # Redis Cluster (pipeline/redis_sink.py connect; a single server answers "cluster support disabled")
     "ingest": ("ping", "script|load", "evalsha", "xadd", "hget", "hset", "hexists", "hgetall", "hincrby", "set",
-               "exists"),  # exists: the sink's dead-letter dedup check (pipeline/redis_sink.py)
+               "exists", "cluster|slots"),
     # services: inference, fusion, alerts (router, notifiers, the alert store behind `linewatch alerts`
     # and the HTTP API) on linewatch.streaming (consumer groups, leases and fencing in Lua, metrics)
     "services": (
@@ -46,7 +48,7 @@ def acl_rules(stage: str, prefix: str, cluster: bool = False) -> str:
     except KeyError:
         raise ValueError(f"unknown stage {stage!r}: one of {', '.join(STAGE_COMMANDS)}") from None
     channels = f"&{prefix}:*" if STAGE_CHANNELS.get(stage) else "resetchannels"
-    extra = CLUSTER_COMMANDS if cluster else ()
+    extra = tuple(c for c in CLUSTER_COMMANDS if c not in commands) if cluster else ()
     return " ".join([f"~{prefix}:*", channels, "-@all", *(f"+{c}" for c in (*commands, *extra))])
 
 

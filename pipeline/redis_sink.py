@@ -101,8 +101,8 @@ def connect(url: str, connection: RedisConnectionSettings | None = None, **overr
     """A client for ``url`` with ``connection``'s user, password and TLS (``linewatch.redis_connection``):
     a :class:`RedisCluster` when the server answers ``CLUSTER SLOTS`` (it runs with
     ``cluster-enabled yes``), else a :class:`redis.Redis`. A server without cluster support answers
-    with an error, as does one whose ACL user may not send ``CLUSTER SLOTS`` (the cluster ACL rules,
-    ``linewatch.redis_acl.acl_rules(cluster=True)``, grant it). ``overrides`` go to redis-py."""
+    with an error (so does an ACL user without ``+cluster|slots``; the ingest rules of
+    ``linewatch.redis_acl`` grant it). ``overrides`` go to redis-py."""
     conn = connection or RedisConnectionSettings()
     probe = redis_client(conn, url, **overrides)
     try:
