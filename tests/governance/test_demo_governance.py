@@ -90,7 +90,7 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
     assert "1 drift alert(s) raised" in out
     assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean" in out
     assert "env_bpfo_order" in out and "outer-race" in out and "0.87" in out and "yes" in out
-    assert "1 recent raised verdict(s) without one" in out  # PMP-02's fault is not explained yet
+    assert "1 raised fault(s) not explained yet: PMP-02" in out  # PMP-02's fault is not explained yet
 
 
 def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_client: redis.Redis,
@@ -129,6 +129,7 @@ def test_demo_never_shrinks_drift_windows_and_tests_its_fleet_against_its_own_ba
     assert (demo.window, demo.baseline_size, demo.fleet_window) == (configured.window, configured.baseline_size,
                                                                     configured.fleet_window)
     assert demo.fleet_reference == "baseline" and demo.warmup_s == configured.warmup_s
+    assert demo.min_effect == demo_governance.DEMO_MIN_EFFECT > configured.min_effect
     assert "first decision after ~515 s" in note and "later than this 150 s run" in note
     long_run, note = demo_governance.demo_drift_settings(configured, 3_600)
     assert "later than" not in note and long_run.window == configured.window
