@@ -10,7 +10,7 @@ from collections import deque
 import numpy as np
 import redis
 
-from pipeline.job_spec import JobSpec
+from pipeline.job_spec import PROBE_TTL_S, JobSpec
 from pipeline.landing.housekeeping import Housekeeper
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.janitor import Janitor
@@ -46,8 +46,11 @@ class IngestEffects:
 
     def commit(self, out: StepOutput) -> None:
         """Write the entries (one round trip), then archive the handled blobs."""
-        if out.probe is not None:
-            self.writer.client.hset(self.spec.probe_key, out.probe, str(int(time.time() * 1000)))
+        if out.probe is not None:  # bounded: the runner deletes the token it waits for; leftovers expire
+            pipe = self.writer.client.pipeline(transaction=False)
+            pipe.hset(self.spec.probe_key, out.probe, str(int(time.time() * 1000)))
+            pipe.expire(self.spec.probe_key, PROBE_TTL_S)
+            pipe.execute()
         result = self.writer.write(out.entries, {**out.counters}, self.spec.stats_key)
         if result.duplicates:
             self.writer.client.hincrby(self.spec.stats_key, "duplicates_skipped", result.duplicates)

@@ -30,11 +30,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import IO, cast
 
 import redis
 
 from linewatch.settings import Settings
 from pipeline.job_spec import JobSpec
+from pipeline.supervision.guard import IngestBusy, LandingGuard
+from pipeline.supervision.lifeline import open_lifeline
+from pipeline.supervision.tempdirs import RunTempDir, TempRoot
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +103,8 @@ def prune_checkpoints(checkpoint_dir: Path, current_job_id: str) -> list[Path]:
 class IngestJob:
     """The ingestion job in an embedded MiniCluster, run by a child process."""
 
-    def __init__(self, spec: JobSpec, work_dir: Path | None = None, python: str | None = None) -> None:
+    def __init__(self, spec: JobSpec, work_dir: Path | None = None, python: str | None = None,
+                 guard: LandingGuard | None = None, stop_grace_s: float = 30.0) -> None:
         self.spec = spec
         self.python = python or sys.executable
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lw-ingest-"))
@@ -107,6 +112,13 @@ class IngestJob:
         self.process: subprocess.Popen[bytes] | None = None
         self.job_id: str | None = None
         self.log_path = self.work_dir / "ingest-job.log"
+        self.flink_log_dir = self.work_dir / "log"  # Flink's own log (FLINK_LOG_DIR), one file per run
+        self.tmp_root = TempRoot(self.work_dir.parent / "tmp")
+        self.run_tmp: RunTempDir | None = None
+        self.guard = guard  # given by IngestSupervisor (held across rollovers); else taken per start
+        self._own_guard = False
+        self._lifeline: int | None = None  # write end of the liveness pipe (never written)
+        self.stop_grace_s = stop_grace_s
 
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str, resume: bool = True) -> IngestJob:
@@ -115,21 +127,47 @@ class IngestJob:
         spec = JobSpec.from_settings(settings, redis_url, latest_checkpoint(checkpoints) if resume else None)
         return cls(spec, work_dir=Path(settings.data_dir) / "flink" / "run")
 
+    def acquire_guard(self) -> LandingGuard:
+        """Lock the landing zone and the run dir, take the Redis lease (raises ``IngestBusy``)."""
+        return LandingGuard.acquire(self.spec.landing, self.work_dir, self.spec.redis_url, self.spec.lease_key)
+
     def start(self, timeout_s: float = 120.0) -> str:
-        """Launch the job; returns its job id once it is RUNNING (the source scans from then on)."""
+        """Launch the job; returns its job id once it is RUNNING (the source scans from then on).
+
+        Raises :class:`~pipeline.supervision.guard.IngestBusy` if another ingest holds the landing zone.
+        The job process gets its own session and process group (its JVM is in it), a parent-death
+        signal and the read end of a liveness pipe (``pipeline.supervision.lifeline``), the lock
+        descriptors, and this run's temp dir (``pipeline.supervision.tempdirs``) as ``TMPDIR``,
+        ``java.io.tmpdir`` and ``io.tmp.dirs``.
+        """
+        if self.guard is None:
+            self.guard = self.acquire_guard()
+            self._own_guard = True
+        self.run_tmp = self.tmp_root.new_run()
         spec_path = self.work_dir / "spec.json"
-        spec_path.write_text(self.spec.to_json(self.python))
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": f"-Xmx{self.spec.flink.jvm_heap}",
-               **self.spec.flink.thread_env()}
+        spec_path.write_text(self.spec.model_copy(update={"tmp_dir": self.run_tmp.path}).to_json(self.python))
+        self.flink_log_dir.mkdir(parents=True, exist_ok=True)
+        jvm_args = " ".join([f"-Xmx{self.spec.flink.jvm_heap}", *self.run_tmp.jvm_args()])
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": jvm_args, "FLINK_LOG_DIR": str(self.flink_log_dir),
+               **self.run_tmp.env(), **self.spec.flink.thread_env()}
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            [self.python, "-m", "pipeline.ingest_job", "--spec", str(spec_path)],
-            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-        )
-        self._log = log
+        read_end, self._lifeline = open_lifeline()
+        try:
+            self.process = subprocess.Popen(
+                [self.python, "-m", "pipeline.ingest_job", "--spec", str(spec_path), "--lifeline", str(read_end),
+                 "--parent-pid", str(os.getpid()), "--stop-grace-s", str(self.stop_grace_s)],
+                cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                pass_fds=(read_end, self.run_tmp.fd, *self.guard.fds),
+            )
+        finally:
+            os.close(read_end)
+        self.run_tmp.record_pid(self.process.pid)
+        self.guard.record_job(self.process.pid)
+        self._log: IO[bytes] | None = log
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self._close()
                 raise IngestJobError(f"ingest job exited with {self.process.returncode}: {self.log_tail()}")
             for line in self.log_path.read_text(errors="replace").splitlines():
                 if line.startswith("JOB_RUNNING "):
@@ -156,7 +194,7 @@ class IngestJob:
         client = redis.Redis.from_url(cfg.redis_url)
         try:
             while time.monotonic() - t0 < timeout_s:
-                if client.hexists(cfg.probe_key, token):
+                if client.hdel(cfg.probe_key, token):  # seen, and removed: the hash stays bounded
                     return time.monotonic() - t0
                 if not self.alive:
                     raise IngestJobError(f"ingest job died: {self.log_tail()}")
@@ -176,7 +214,7 @@ class IngestJob:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout_s: float = 60.0) -> None:
-        """Cancel the job (SIGTERM to the child, which cancels and exits)."""
+        """Cancel the job (SIGTERM to the child, which cancels and exits); a clean exit removes its temp dir."""
         if self.process is None:
             return
         if self.process.poll() is None:
@@ -200,12 +238,28 @@ class IngestJob:
         if log is not None:
             log.close()
             self._log = None
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        if self.run_tmp is not None and self.process is not None and self.process.poll() is not None:
+            # our process group is gone (the JVM exits on the job's EOF); a clean exit removes its temp dir,
+            # a crash's is removed by the next start (it is stale then)
+            if self.process.returncode == 0:
+                _wait_group_gone(self.process.pid, 10.0)
+                self.run_tmp.remove()
+            else:
+                self.run_tmp.release()
+            self.run_tmp = None
+        if self._own_guard and self.guard is not None:
+            self.guard.release()
+            self.guard = None
+            self._own_guard = False
 
     def stats(self) -> dict[str, str]:
         """Counters and latency the job publishes (hash ``<prefix>:ingest:stats``)."""
         client = redis.Redis.from_url(self.spec.redis_url, decode_responses=True)
         try:
-            return client.hgetall(self.spec.stats_key)
+            return cast(dict[str, str], client.hgetall(self.spec.stats_key))
         finally:
             client.close()
 
@@ -231,15 +285,19 @@ class IngestSupervisor:
     (``checkpoint_interval_ms`` = 0) there is nothing to resume from and it never rolls over.
     """
 
-    def __init__(self, settings: Settings, redis_url: str, resume: bool = True, work_dir: Path | None = None) -> None:
+    def __init__(self, settings: Settings, redis_url: str, resume: bool = True, work_dir: Path | None = None,
+                 probe_interval_s: float = 30.0) -> None:
         self.settings = settings
         self.redis_url = redis_url
         self.flink = settings.flink
         self.resume = resume
         self.work_dir = work_dir
         self.job: IngestJob | None = None
+        self.guard: LandingGuard | None = None  # held from start() to stop(), across rollovers
         self.rollovers = 0
         self._archived_at_start = 0
+        self.probe_interval_s = probe_interval_s
+        self._next_probe = 0.0
 
     @property
     def rollover_after(self) -> int:
@@ -249,20 +307,42 @@ class IngestSupervisor:
         job = IngestJob.from_settings(self.settings, self.redis_url, resume=resume)
         if self.work_dir is not None:
             job = IngestJob(job.spec, work_dir=self.work_dir)
+        if self.guard is None:
+            self.guard = job.acquire_guard()  # raises IngestBusy naming the holder
+        job.guard = self.guard
         return job
+
+    def record_health(self, probe_s: float) -> None:
+        """Record an answered probe (``linewatch ingest --health`` reads it)."""
+        assert self.job is not None
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            key = self.job.spec.health_key
+            client.hset(key, mapping={"probe_ok_ms": str(int(time.time() * 1000)), "probe_s": f"{probe_s:.3f}",
+                                      "supervisor_pid": str(os.getpid()), "job_pid": str(self.job.process.pid
+                                      if self.job.process else 0), "landing": str(self.job.spec.landing)})
+            client.expire(key, max(60, int(self.probe_interval_s * 10)))
+        finally:
+            client.close()
 
     def archived(self) -> int:
         """Manifests the janitor has archived so far (all generations)."""
         client = redis.Redis.from_url(self.redis_url)
         try:
-            return int(client.hget(f"{self.settings.streams.prefix}:ingest:stats", "manifests_archived") or 0)
+            raw = cast(bytes | None, client.hget(f"{self.settings.streams.prefix}:ingest:stats", "manifests_archived"))
+            return int(raw or 0)
         finally:
             client.close()
 
     def start(self) -> IngestJob:
         self.job = self._new_job(self.resume)
-        self.job.start()
-        self.job.wait_ready()
+        try:
+            self.job.start()
+            self.record_health(self.job.wait_ready())
+        except BaseException:
+            self.stop()
+            raise
+        self._next_probe = time.monotonic() + self.probe_interval_s
         self._archived_at_start = self.archived()
         return self.job
 
@@ -271,6 +351,11 @@ class IngestSupervisor:
         if self.job is None or not self.job.alive:
             tail = self.job.log_tail() if self.job is not None else "(never started)"
             raise IngestJobError(f"ingest job stopped unexpectedly: {tail}")
+        if self.guard is not None and self.guard.lost:
+            raise IngestJobError(f"{self.guard.lost}: another host ingests this landing zone; stopping")
+        if self.probe_interval_s > 0 and time.monotonic() >= self._next_probe:
+            self.record_health(self.job.wait_ready())  # raises if the job does not answer in time
+            self._next_probe = time.monotonic() + self.probe_interval_s
         if self.job.job_id is not None and self.flink.checkpoint_interval_ms > 0:
             prune_checkpoints(self.job.spec.checkpoint_dir, self.job.job_id)
         if self.rollover_after and self.archived() - self._archived_at_start >= self.rollover_after:
@@ -293,6 +378,9 @@ class IngestSupervisor:
     def stop(self) -> None:
         if self.job is not None:
             self.job.stop()
+        if self.guard is not None:
+            self.guard.release()
+            self.guard = None
 
 
 def run_ingest(settings: Settings, stop_event: threading.Event, redis_url: str | None = None, resume: bool = True) -> None:
@@ -306,3 +394,27 @@ def run_ingest(settings: Settings, stop_event: threading.Event, redis_url: str |
         supervisor.start()
         while not stop_event.wait(0.5):
             supervisor.check()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _wait_group_gone(pgid: int, timeout_s: float) -> bool:
+    """Wait until no process of the job's group (its JVM) is left; True if none is."""
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+__all__ = ["IngestBusy", "IngestJob", "IngestJobError", "IngestSupervisor", "latest_checkpoint", "prune_checkpoints",
+           "run_ingest"]
