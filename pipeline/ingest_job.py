@@ -51,7 +51,13 @@ def make_environment(spec: JobSpec, cluster: bool) -> Any:
     return StreamExecutionEnvironment.get_execution_environment(conf)
 
 
+def phase(name: str) -> None:
+    """``PHASE <name> <unix time>`` on stdout: where a (re)start spends its time (bench/bench_restart.py)."""
+    print(f"PHASE {name} {time.time():.3f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    phase("process")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", required=True, type=Path, help="job spec JSON written by pipeline.runner")
     parser.add_argument("--cluster", action="store_true", help="submitted with `flink run`: submit and return")
@@ -76,12 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.job_spec import JobSpec
 
     spec = JobSpec.model_validate_json(args.spec.read_text())
+    phase("imports")
     if stop.is_set():
         return 0
     env = make_environment(spec, args.cluster)
+    phase("jvm")
     build_job(env, spec)
+    phase("graph")
     client = env.execute_async(spec.job_name)
     job_id = str(client.get_job_id())
+    phase("submitted")
     print(f"JOB_ID {job_id}", flush=True)
     if args.cluster:
         return 0
@@ -89,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     while not stop.wait(0.1 if not announced else 0.5):
         status = client.get_job_status().result().name
         if status == "RUNNING" and not announced:
+            phase("running")
             print(f"JOB_RUNNING {job_id}", flush=True)
             announced = True
         if status in ("FAILED", "FINISHED", "CANCELED"):

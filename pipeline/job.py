@@ -77,6 +77,9 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         self.spec_json = spec_json
 
     def open(self, runtime_context: Any) -> None:
+        import time
+
+        print(f"PHASE operator_open {time.time():.3f}", flush=True)  # bench/bench_restart.py
         from pyflink.common.typeinfo import Types
         from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
@@ -96,6 +99,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         self.baseline_state = runtime_context.get_state(ValueStateDescriptor("thermal-baseline", Types.STRING()))
         self._cache: dict[str, AssetState] = {}
         self._timer_at: dict[str, int] = {}  # the earliest pending reorder timer per asset
+        print(f"PHASE operator_ready {time.time():.3f}", flush=True)
 
     def _baseline_raw(self) -> bytes | None:
         value = self.baseline_state.value()
