@@ -43,6 +43,7 @@ from pipeline.supervision.tempdirs import RunTempDir, TempRoot
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SCAN_FAILURE = b"Failed to enumerate files"
 
 
 class IngestJobError(RuntimeError):
@@ -119,6 +120,8 @@ class IngestJob:
         self._own_guard = False
         self._lifeline: int | None = None  # write end of the liveness pipe (never written)
         self.stop_grace_s = stop_grace_s
+        self._scan_log_offset = 0
+        self._scan_failures = 0
 
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str, resume: bool = True) -> IngestJob:
@@ -147,6 +150,8 @@ class IngestJob:
         spec_path = self.work_dir / "spec.json"
         spec_path.write_text(self.spec.model_copy(update={"tmp_dir": self.run_tmp.path}).to_json(self.python))
         self.flink_log_dir.mkdir(parents=True, exist_ok=True)
+        for old in self.flink_log_dir.glob("*.log"):  # Flink overwrites it: keep the previous run's as .log.1
+            old.replace(old.with_name(old.name + ".1"))
         jvm_args = " ".join([f"-Xmx{self.spec.flink.jvm_heap}", *self.run_tmp.jvm_args()])
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": jvm_args, "FLINK_LOG_DIR": str(self.flink_log_dir),
                **self.run_tmp.env(), **self.spec.flink.thread_env()}
@@ -202,6 +207,22 @@ class IngestJob:
         finally:
             client.close()
         raise IngestJobError(f"ingest job did not answer a probe within {timeout_s:.0f}s: {self.log_tail()}")
+
+    def scan_failures(self) -> int:
+        """Directory scans of this run's FileSource that failed ("Failed to enumerate files" in Flink's
+        log; docs/ingestion.md, "Directory scans"), read incrementally."""
+        for path in sorted(self.flink_log_dir.glob("*.log")):
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(self._scan_log_offset)
+                    chunk = handle.read()
+            except OSError:
+                continue
+            cut = chunk.rfind(b"\n") + 1  # whole lines only
+            self._scan_failures += chunk[:cut].count(SCAN_FAILURE)
+            self._scan_log_offset += cut
+            break  # one log file per run (Flink's log of the embedded gateway)
+        return self._scan_failures
 
     def log_tail(self, n: int = 4000) -> str:
         try:
@@ -298,6 +319,7 @@ class IngestSupervisor:
         self._archived_at_start = 0
         self.probe_interval_s = probe_interval_s
         self._next_probe = 0.0
+        self._scan_failures_before = 0  # of the runs before the current one (rollovers)
 
     @property
     def rollover_after(self) -> int:
@@ -311,6 +333,17 @@ class IngestSupervisor:
             self.guard = job.acquire_guard()  # raises IngestBusy naming the holder
         job.guard = self.guard
         return job
+
+    def publish_scan_failures(self) -> int:
+        """``scan_failures`` in the stats hash: failed directory scans of this supervisor's runs so far."""
+        assert self.job is not None
+        total = self._scan_failures_before + self.job.scan_failures()
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            client.hset(self.job.spec.stats_key, "scan_failures", str(total))
+        finally:
+            client.close()
+        return total
 
     def record_health(self, probe_s: float) -> None:
         """Record an answered probe (``linewatch ingest --health`` reads it)."""
@@ -358,6 +391,7 @@ class IngestSupervisor:
             self._next_probe = time.monotonic() + self.probe_interval_s
         if self.job.job_id is not None and self.flink.checkpoint_interval_ms > 0:
             prune_checkpoints(self.job.spec.checkpoint_dir, self.job.job_id)
+        self.publish_scan_failures()
         if self.rollover_after and self.archived() - self._archived_at_start >= self.rollover_after:
             self.rollover()
             return True
@@ -367,6 +401,7 @@ class IngestSupervisor:
         """Stop the job and start it again from its newest checkpoint, with a fresh source."""
         assert self.job is not None
         self.job.stop()
+        self._scan_failures_before += self.job.scan_failures()
         log.info("rolling the ingest job over to a fresh manifest source (rollover %d)", self.rollovers + 1)
         self.job = self._new_job(resume=True)
         self.job.start()
@@ -378,6 +413,8 @@ class IngestSupervisor:
     def stop(self) -> None:
         if self.job is not None:
             self.job.stop()
+            with contextlib.suppress(redis.RedisError):
+                self.publish_scan_failures()
         if self.guard is not None:
             self.guard.release()
             self.guard = None
