@@ -122,6 +122,9 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="lw-bench-restart-"))
     landing, data = base / "landing", base / "data"
     (landing / "manifests").mkdir(parents=True)
+    tags = [{"name": "motor_current_a", "unit": "A", "valid_min": 0, "valid_max": 500}]
+    (landing / "assets.json").write_text(json.dumps(
+        {"assets": [{"asset_id": f"R{i}", "asset_type": "pump", "regions": {}, "tags": tags} for i in range(4)]}))
     prefix = f"br{uuid.uuid4().hex[:8]}"
     names = StreamNames(prefix=prefix, shards=2)
     client = redis.Redis.from_url(REDIS_URL)
@@ -129,6 +132,7 @@ def main() -> None:
     thread = threading.Thread(target=gateway, args=(landing, args.rate, stop), daemon=True)
     thread.start()
     rows = []
+    ok = False
     try:
         cli = start_cli(landing, data, prefix, base / "cli-0.log")
         for i in range(args.iterations + 1):
@@ -153,6 +157,7 @@ def main() -> None:
             row.update({label: round(b - a, 3) for label, a, b in zip(LABELS, stamps, stamps[1:], strict=True)})
             rows.append(row)
             print(json.dumps(row), flush=True)
+        ok = True
     finally:
         stop.set()
         if cli.poll() is None:
@@ -160,7 +165,10 @@ def main() -> None:
             cli.wait(timeout=90)
         for key in client.scan_iter(f"{prefix}:*", count=1000):
             client.delete(key)
-        shutil.rmtree(base, ignore_errors=True)
+        if ok:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            print(f"failed: logs kept in {base}", file=sys.stderr)
     summary = {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
     print("median", json.dumps(summary))
     if args.out:
