@@ -182,24 +182,38 @@ class IngestJob:
         self.kill()
         raise IngestJobError(f"ingest job did not reach RUNNING within {timeout_s:.0f}s: {self.log_tail()}")
 
-    def wait_ready(self, timeout_s: float = 60.0) -> float:
-        """Drop a probe manifest and wait until the job has acknowledged it in Redis.
-
-        Returns the seconds it took. Proves the source scans and the Python worker runs.
-        """
+    def send_probe(self) -> str:
+        """Drop a probe manifest (``{"probe": token}``); returns the token the job will acknowledge."""
         import uuid
 
         from pipeline.landing import STAGING_DIR, atomic_write
 
         token = uuid.uuid4().hex
-        cfg = self.spec
+        atomic_write(self.spec.zone().manifests / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
+                     staging=self.spec.landing / STAGING_DIR)
+        return token
+
+    def probe_answered(self, token: str, client: redis.Redis | None = None) -> bool:
+        """Has the job acknowledged ``token``? The acknowledgement is removed when seen: the hash stays bounded."""
+        own = client is None
+        client = client or redis.Redis.from_url(self.spec.redis_url)
+        try:
+            return bool(client.hdel(self.spec.probe_key, token))
+        finally:
+            if own:
+                client.close()
+
+    def wait_ready(self, timeout_s: float = 60.0) -> float:
+        """Drop a probe manifest and wait until the job has acknowledged it in Redis.
+
+        Returns the seconds it took. Proves the source scans and the Python worker runs.
+        """
         t0 = time.monotonic()
-        atomic_write(cfg.zone().manifests / f"probe-{token}.jsonl", json.dumps({"probe": token}).encode() + b"\n",
-                     staging=cfg.landing / STAGING_DIR)
-        client = redis.Redis.from_url(cfg.redis_url)
+        token = self.send_probe()
+        client = redis.Redis.from_url(self.spec.redis_url)
         try:
             while time.monotonic() - t0 < timeout_s:
-                if client.hdel(cfg.probe_key, token):  # seen, and removed: the hash stays bounded
+                if self.probe_answered(token, client):
                     return time.monotonic() - t0
                 if not self.alive:
                     raise IngestJobError(f"ingest job died: {self.log_tail()}")
@@ -320,6 +334,7 @@ class IngestSupervisor:
         self.probe_interval_s = probe_interval_s
         self._next_probe = 0.0
         self._scan_failures_before = 0  # of the runs before the current one (rollovers)
+        self._pending_probe: tuple[str, float] | None = None  # (token, sent at) of the periodic probe
 
     @property
     def rollover_after(self) -> int:
@@ -333,6 +348,21 @@ class IngestSupervisor:
             self.guard = job.acquire_guard()  # raises IngestBusy naming the holder
         job.guard = self.guard
         return job
+
+    def _probe(self) -> None:
+        """Every ``probe_interval_s`` send a probe; record it in the health hash once answered (checked on
+        the next calls, never waited for: behind a backlog an answer can take minutes, and a slow answer
+        only makes ``linewatch ingest --health`` report the age)."""
+        assert self.job is not None
+        now = time.monotonic()
+        if self._pending_probe is not None:
+            token, sent = self._pending_probe
+            if self.job.probe_answered(token):
+                self.record_health(now - sent)
+                self._pending_probe = None
+        if self._pending_probe is None and self.probe_interval_s > 0 and now >= self._next_probe:
+            self._pending_probe = (self.job.send_probe(), now)
+            self._next_probe = now + self.probe_interval_s
 
     def publish_scan_failures(self) -> int:
         """``scan_failures`` in the stats hash: failed directory scans of this supervisor's runs so far."""
@@ -386,9 +416,7 @@ class IngestSupervisor:
             raise IngestJobError(f"ingest job stopped unexpectedly: {tail}")
         if self.guard is not None and self.guard.lost:
             raise IngestJobError(f"{self.guard.lost}: another host ingests this landing zone; stopping")
-        if self.probe_interval_s > 0 and time.monotonic() >= self._next_probe:
-            self.record_health(self.job.wait_ready())  # raises if the job does not answer in time
-            self._next_probe = time.monotonic() + self.probe_interval_s
+        self._probe()
         if self.job.job_id is not None and self.flink.checkpoint_interval_ms > 0:
             prune_checkpoints(self.job.spec.checkpoint_dir, self.job.job_id)
         self.publish_scan_failures()
@@ -404,8 +432,9 @@ class IngestSupervisor:
         self._scan_failures_before += self.job.scan_failures()
         log.info("rolling the ingest job over to a fresh manifest source (rollover %d)", self.rollovers + 1)
         self.job = self._new_job(resume=True)
+        self._pending_probe = None
         self.job.start()
-        self.job.wait_ready()
+        self.record_health(self.job.wait_ready())
         self.rollovers += 1
         self._archived_at_start = self.archived()
         return self.job
