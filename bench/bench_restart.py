@@ -154,7 +154,7 @@ def main() -> None:
             p = phases(data / "flink" / "run" / "ingest-job.log")
             stamps = [t_spawn] + [p[name] for name in PHASES] + [t_first]
             row = {"kill_to_gone_s": round(t_gone - t_kill, 3), "spawn_to_first_s": round(t_first - t_spawn, 3)}
-            row.update({label: round(b - a, 3) for label, a, b in zip(LABELS, stamps, stamps[1:], strict=True)})
+            row.update({label: round(b - a, 3) for label, a, b in zip(LABELS, stamps[:-1], stamps[1:], strict=True)})
             rows.append(row)
             print(json.dumps(row), flush=True)
         ok = True
