@@ -17,6 +17,8 @@ from pipeline.supervision.lease import LeaseHeld, RedisLease, zone_id
 from pipeline.supervision.lock import LANDING_LOCK_NAME, FileLock, LockHeld
 
 RUN_LOCK_NAME = ".lock"
+ORPHAN_WAIT_S = 40.0
+"""How long a start waits for the job of a dead supervisor on this host to exit (its stop grace is 30 s)."""
 
 
 class IngestBusy(RuntimeError):
@@ -36,11 +38,11 @@ class LandingGuard:
                 lease_ttl_s: float = 15.0) -> LandingGuard:
         """``lease_key_of``: ``zone id -> key`` (``JobSpec.lease_key``); None or no ``redis_url``: no lease."""
         try:
-            zone_lock = FileLock.acquire(landing / LANDING_LOCK_NAME, "landing zone")
+            zone_lock = FileLock.acquire(landing / LANDING_LOCK_NAME, "landing zone", wait_orphan_s=ORPHAN_WAIT_S)
         except LockHeld as exc:
             raise IngestBusy(str(exc)) from None
         try:
-            run_lock = FileLock.acquire(work_dir / RUN_LOCK_NAME, "data dir")
+            run_lock = FileLock.acquire(work_dir / RUN_LOCK_NAME, "data dir", wait_orphan_s=ORPHAN_WAIT_S)
         except LockHeld as exc:
             zone_lock.release()
             raise IngestBusy(str(exc)) from None

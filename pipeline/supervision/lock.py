@@ -84,16 +84,24 @@ class FileLock:
         self.holder = holder
 
     @classmethod
-    def acquire(cls, path: Path, what: str = "landing zone") -> FileLock:
-        """Take the lock or raise :class:`LockHeld` naming the holder (never waits)."""
+    def acquire(cls, path: Path, what: str = "landing zone", wait_orphan_s: float = 0.0) -> FileLock:
+        """Take the lock or raise :class:`LockHeld` naming the holder. Waits only (up to ``wait_orphan_s``)
+        while the holder is a job on this host whose supervisor is dead: it is exiting (a restart right
+        after a crash of the CLI must not be refused)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = read_holder(path)
-            os.close(fd)
-            raise LockHeld(path, what, holder) from None
+        deadline = time.monotonic() + wait_orphan_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = read_holder(path)
+                if holder is not None and _orphaned(holder) and time.monotonic() < deadline:
+                    time.sleep(0.1)  # its supervisor is gone: the job is cancelling and will exit (lifeline)
+                    continue
+                os.close(fd)
+                raise LockHeld(path, what, holder) from None
         holder = Holder.me(what)
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(holder.__dict__).encode() + b"\n", 0)
@@ -109,6 +117,19 @@ class FileLock:
         if self.fd >= 0:
             os.close(self.fd)  # the job's inherited copy, if any, keeps it until the job exits
             self.fd = -1
+
+
+def _orphaned(holder: Holder) -> bool:
+    """A holder on this host whose supervisor PID is gone (its job, which inherited the lock, is exiting)."""
+    if holder.host != socket.gethostname():
+        return False
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def read_holder(path: Path) -> Holder | None:
