@@ -50,7 +50,6 @@ IN_CLOEXEC = 0o2000000
 _EVENT = struct.Struct("iIII")
 
 T = TypeVar("T")
-_TRACE = os.environ.get("LINEWATCH_SCAN_GATE_TRACE")  # debugging aid: a file to log every gated move
 
 
 class ScanGate:
@@ -144,12 +143,8 @@ class ScanGate:
                 while pending and time.monotonic() < stop:
                     if any(m & IN_OPEN for m in self._read(0)):
                         break  # the next scan began early
-                    item = pending.pop(0)
-                    action(item)
+                    action(pending.pop(0))
                     self.gated += 1
-                    if _TRACE:
-                        with open(_TRACE, "a") as handle:
-                            handle.write(f"{time.time():.6f} {time.monotonic() - stop:+.6f} {window} {item}\n")
         for item in pending:
             action(item)
             self.ungated += 1
