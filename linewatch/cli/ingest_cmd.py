@@ -37,6 +37,8 @@ def ingest(
     Embedded (default): a Flink MiniCluster runs until Ctrl-C, resuming from its last checkpoint.
     --cluster: the same job is submitted with `flink run -py pipeline/ingest_job.py` and keeps running there.
     Needs LINEWATCH_REDIS__URL for --cluster (the cluster's workers must reach Redis).
+    One ingest per landing zone: another one holding it makes this exit 3, naming its PID and host.
+    The embedded job stops when this process dies, even by kill -9 (docs/supervision.md).
     """
     from pipeline.runner import IngestBusy, IngestJobError, IngestSupervisor
 
