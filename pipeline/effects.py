@@ -15,6 +15,7 @@ from pipeline.landing.housekeeping import Housekeeper
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.janitor import Janitor
 from pipeline.redis_sink import RedisStreamWriter
+from pipeline.stage_times import StageTimesLog
 from pipeline.step import StepOutput
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ class IngestEffects:
         self._stats = redis.Redis.from_url(spec.redis_url, socket_timeout=10, socket_connect_timeout=5)
         self._next_metrics = 0.0
         self._latencies: deque[float] = deque(maxlen=2000)
+        path = spec.flink.stage_times_file
+        self._stage_log = StageTimesLog(path if subtask == 0 else path.with_name(f"{path.name}.{subtask}")) \
+            if path is not None else None
 
     def start(self) -> None:
         self.housekeeper.start()
@@ -49,6 +53,7 @@ class IngestEffects:
         if out.probe is not None:
             self.writer.client.hset(self.spec.probe_key, out.probe, str(int(time.time() * 1000)))
         result = self.writer.write(out.entries, {**out.counters}, self.spec.stats_key)
+        written_ms = time.time() * 1000
         if result.duplicates:
             self.writer.client.hincrby(self.spec.stats_key, "duplicates_skipped", result.duplicates)
         if out.closed_ms and result.entry_ids:
@@ -57,6 +62,8 @@ class IngestEffects:
                 self._latencies.append(now_ms - closed)
         for path in out.archive:
             self.zone.archive_file(path)
+        if self._stage_log is not None:
+            self._stage_log.write(out.times, written_ms, time.time() * 1000)
 
     def housekeeping(self) -> None:
         """One housekeeping pass on the caller's thread (what the thread does every interval)."""
@@ -83,3 +90,5 @@ class IngestEffects:
         self.housekeeper.stop()
         self.writer.close()
         self._stats.close()
+        if self._stage_log is not None:
+            self._stage_log.close()
