@@ -19,7 +19,7 @@ the ingest function), ``read`` (blob read, checked), ``handled`` (decoded, featu
 (entries in Redis), ``done`` (archived). Stages per blob: ``gateway`` = published − closed;
 ``queue`` = waiting for the job to finish the blobs before it (max(published, previous element's
 done) − published); ``source`` = seen − max(published, previous done) (Flink lists the directory,
-reads the split, shuffles: the job was idle); ``read``, ``handle``, ``write``; ``services`` =
+reads the split, shuffles: the job was idle); ``read``, ``handle``, ``write``, ``archive``; ``services`` =
 verdict decided − written (inference, fusion) for the blobs a verdict names.
 ``--manifest-max-delay-ms`` sets the simulated gateway's ``manifest_max_delay_ms`` (1000: the
 old once-per-tick manifests).
@@ -80,9 +80,6 @@ def summary(xs: list[float]) -> dict[str, float]:
             "p50": round(pct(xs, 50), 1), "p99": round(pct(xs, 99), 1)}
 
 
-STAGES = ("gateway", "queue", "source", "read", "handle", "write")
-
-
 def stage_breakdown(times_file: Path, closed: dict[str, float], published: dict[str, float],
                     verdict_at: dict[str, float], t_min: float) -> dict[str, object]:
     """Per kind and stage: n, mean, p50, p99 (ms) of the blobs closed after ``t_min`` (module docstring)."""
@@ -115,7 +112,8 @@ def _subtask_stages(times_file: Path, closed: dict[str, float], published: dict[
         free = max(p, element_prev_done)
         stages = {"gateway": p - c, "queue": free - p, "source": r["seen_ms"] - free,
                   "read": r["read_ms"] - r["seen_ms"], "handle": r["handled_ms"] - r["read_ms"],
-                  "write": r["written_ms"] - r["handled_ms"], "closed_to_written": r["written_ms"] - c}
+                  "write": r["written_ms"] - r["handled_ms"], "archive": r["done_ms"] - r["written_ms"],
+                  "closed_to_written": r["written_ms"] - c}
         if path in verdict_at:
             stages["services"] = verdict_at[path] - r["written_ms"]
         for kind in (r["kind"], "all"):
