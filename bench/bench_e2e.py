@@ -7,7 +7,7 @@ MiniCluster, the project's default low-latency settings); ``linewatch serve infe
 is the simulator's ``on_file`` callback (the blob was renamed into place); a verdict and an alert
 name the file of the prediction that triggered them (``Verdict.source``, ``Alert.source_ref``).
 
-    .venv/bin/python bench/bench_e2e.py --seconds 90 --out bench/results/bench_e2e.json
+    .venv/bin/python bench/bench_e2e.py --seconds 60 --out bench/results/bench_e2e.json
 
 CPU per stage: user+system seconds of each process tree (``/proc``), divided by the wall time.
 The first ``--warmup`` seconds are excluded from the latencies (JVM and model warm-up).
