@@ -16,6 +16,7 @@ from pipeline.landing.index import ManifestIndex
 from pipeline.landing.janitor import Janitor
 from pipeline.landing.scan_gate import ScanGate
 from pipeline.redis_sink import RedisStreamWriter
+from pipeline.stage_times import StageTimesLog
 from pipeline.step import StepOutput
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ class IngestEffects:
         self._stats = redis_client(spec.redis, spec.redis_url, socket_timeout=10, socket_connect_timeout=5)
         self._next_metrics = 0.0
         self._latencies: deque[float] = deque(maxlen=2000)
+        path = spec.flink.stage_times_file
+        self._stage_log = StageTimesLog(path if subtask == 0 else path.with_name(f"{path.name}.{subtask}")) \
+            if path is not None else None
 
     def start(self) -> None:
         self.housekeeper.start()
@@ -54,6 +58,7 @@ class IngestEffects:
             pipe.expire(self.spec.probe_key, PROBE_TTL_S)
             pipe.execute()
         result = self.writer.write(out.entries, {**out.counters}, self.spec.stats_key)
+        written_ms = time.time() * 1000
         if result.duplicates:
             self.writer.client.hincrby(self.spec.stats_key, "duplicates_skipped", result.duplicates)
         if out.closed_ms and result.entry_ids:
@@ -62,6 +67,8 @@ class IngestEffects:
                 self._latencies.append(now_ms - closed)
         for path in out.archive:
             self.zone.archive_file(path)
+        if self._stage_log is not None:
+            self._stage_log.write(out.times, written_ms, time.time() * 1000)
 
     def housekeeping(self) -> None:
         """One housekeeping pass on the caller's thread (what the thread does every interval)."""
@@ -94,3 +101,5 @@ class IngestEffects:
         self.gate.close()
         self.writer.close()
         self._stats.close()
+        if self._stage_log is not None:
+            self._stage_log.close()
