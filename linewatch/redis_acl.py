@@ -19,8 +19,11 @@ import hashlib
 
 # Commands per stage (Redis 7 ACL syntax: +command or +command|subcommand).
 STAGE_COMMANDS: dict[str, tuple[str, ...]] = {
-    # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover)
-    "ingest": ("ping", "script|load", "evalsha", "xadd", "hget", "hset", "hexists", "hgetall", "hincrby", "set"),
+    # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover),
+    # plus the supervisor's landing-zone lease (SET NX PX, GET, PTTL; renew/release scripts: GET, PEXPIRE,
+    # DEL) and its health hash (HSET, EXPIRE; a seen probe token is removed with HDEL)
+    "ingest": ("ping", "script|load", "eval", "evalsha", "xadd", "get", "set", "del", "pttl", "pexpire", "expire",
+               "hget", "hset", "hdel", "hexists", "hgetall", "hincrby"),
     # services: inference, fusion, alerts (router, notifiers, the alert store behind `linewatch alerts`
     # and the HTTP API) on linewatch.streaming (consumer groups, leases and fencing in Lua, metrics)
     "services": (
