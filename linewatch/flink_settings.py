@@ -111,6 +111,12 @@ class FlinkSettings(BaseModel):
         "its checkpoint with a fresh FileSource (the source remembers every path it read; "
         "docs/ingestion.md, 'Bounded memory'). 0 never rolls over.",
     )
+    stage_times_file: Path | None = Field(
+        default=None,
+        description="Append one JSON line per handled blob with the wall-clock time of each stage (seen, read, "
+        "handled, written, done; pipeline/stage_times.py) to this file: for latency benchmarks "
+        "(bench/bench_e2e.py). Unset: nothing is written.",
+    )
     extra: dict[str, str] = Field(
         default_factory=dict, description="Raw Flink configuration keys, applied last (override anything above)."
     )

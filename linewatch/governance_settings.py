@@ -30,6 +30,12 @@ class DriftSettings(WorkerSettings):
     fleet_reference: Literal["card", "baseline"] = Field(
         "card", description="What the pooled fleet window is tested against: the card's training sample, or the "
                             "line's own first fleet window (a line that never looked like the training fleet).")
+    warmup_s: float = Field(15.0, ge=0.0, description="An asset's first seconds of vectors (event time) enter no "
+                            "baseline and no window: PLC windows hold less than 10 s of samples and the thermal "
+                            "running baseline does not exist yet (docs/drift.md 'Live lines').")
+    min_effect: float = Field(0.0, ge=0.0, description="A feature drifts only when its live median also moved this "
+                              "many standard deviations of the card's reference sample (practical significance "
+                              "against the natural wander of serially dependent live features; 0: off).")
     alpha: float = Field(0.01, gt=0.0, lt=0.5, description="Level per window after the correction across "
                          "features: the configured false-alarm rate per window.")
     correction: Literal["bonferroni", "bh"] = "bonferroni"

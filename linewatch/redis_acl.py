@@ -7,8 +7,10 @@ same rules, so they are listed too. ``linewatch redis acl`` prints the lines for
 tests/core/test_redis_security.py and tests/pipeline/test_redis_tls_flink.py run the real stages
 under them against a real server (a missing command shows up there as ``NOPERM``).
 
->>> acl_rules("ingest", "lw")
-'~lw:* resetchannels -@all +ping +script|load +evalsha +xadd +hget +hset +hexists +hgetall +hincrby +set +exists +cluster|slots'
+>>> acl_rules("ingest", "lw").split()[:5]
+['~lw:*', 'resetchannels', '-@all', '+ping', '+script|load']
+>>> {"+evalsha", "+xadd", "+exists", "+cluster|slots"} <= set(acl_rules("ingest", "lw").split())
+True
 >>> acl_line("ingest", "lw-ingest", "lw", password_sha256="0" * 64).startswith("user lw-ingest on #000")
 True
 """
@@ -19,11 +21,13 @@ import hashlib
 
 # Commands per stage (Redis 7 ACL syntax: +command or +command|subcommand).
 STAGE_COMMANDS: dict[str, tuple[str, ...]] = {
-    # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover)
-    # exists: the sink's dead-letter dedup check; cluster|slots: the sink asks whether the server is a
-    # Redis Cluster (pipeline/redis_sink.py connect; a single server answers "cluster support disabled")
-    "ingest": ("ping", "script|load", "evalsha", "xadd", "hget", "hset", "hexists", "hgetall", "hincrby", "set",
-               "exists", "cluster|slots"),
+    # pipeline: the Flink job (sink script, probe/stats hashes) and its runner (probe, stats, rollover),
+    # plus the supervisor's landing-zone lease (SET NX PX, GET, PTTL; renew/release scripts: GET, PEXPIRE,
+    # DEL) and its health hash (HSET, EXPIRE; a seen probe token is removed with HDEL); exists: the sink's
+    # dead-letter dedup check; cluster|slots: the sink asks whether the server is a Redis Cluster
+    # (pipeline/redis_sink.py connect; a single server answers "cluster support disabled")
+    "ingest": ("ping", "script|load", "eval", "evalsha", "xadd", "get", "set", "del", "pttl", "pexpire", "expire",
+               "hget", "hset", "hdel", "hexists", "hgetall", "hincrby", "exists", "cluster|slots"),
     # services: inference, fusion, alerts (router, notifiers, the alert store behind `linewatch alerts`
     # and the HTTP API) on linewatch.streaming (consumer groups, leases and fencing in Lua, metrics)
     "services": (

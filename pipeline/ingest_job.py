@@ -6,7 +6,11 @@ Reads a job spec (JSON, written by :mod:`pipeline.runner`)::
     $PF/bin/flink run -d -py pipeline/ingest_job.py --spec spec.json --cluster
 
 Embedded: prints ``JOB_ID <id>`` once submitted, runs until SIGTERM/SIGINT, then cancels the
-job (its last checkpoint is retained, so the next start resumes from it) and exits 0.
+job (its last checkpoint is retained, so the next start resumes from it) and exits 0. With
+``--lifeline FD --parent-pid PID`` (what :class:`pipeline.runner.IngestJob` passes) it also stops
+when its supervisor dies: a parent-death signal and EOF on the liveness pipe
+(``pipeline.supervision.lifeline``); a stop that does not finish within ``--stop-grace-s`` kills
+the process group (this process and its JVM).
 """
 
 from __future__ import annotations
@@ -47,11 +51,30 @@ def make_environment(spec: JobSpec, cluster: bool) -> Any:
     return StreamExecutionEnvironment.get_execution_environment(conf)
 
 
+def phase(name: str) -> None:
+    """``PHASE <name> <unix time>`` on stdout: where a (re)start spends its time (bench/bench_restart.py)."""
+    print(f"PHASE {name} {time.time():.3f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    phase("process")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", required=True, type=Path, help="job spec JSON written by pipeline.runner")
     parser.add_argument("--cluster", action="store_true", help="submitted with `flink run`: submit and return")
+    parser.add_argument("--lifeline", type=int, default=None, help="read end of the supervisor's liveness pipe")
+    parser.add_argument("--parent-pid", type=int, default=None, help="the supervisor's PID (parent-death signal)")
+    parser.add_argument("--stop-grace-s", type=float, default=30.0, help="kill the process group after this long")
     args = parser.parse_args(argv)
+    stop = threading.Event()
+    if not args.cluster:
+        from pipeline.supervision.lifeline import set_parent_death_signal, watch_lifeline
+
+        for sig in (signal.SIGTERM, signal.SIGINT):  # before the JVM starts: a stop is always a clean cancel
+            signal.signal(sig, lambda *_: stop.set())
+        if args.parent_pid is not None:
+            set_parent_death_signal(signal.SIGTERM, args.parent_pid)
+        if args.lifeline is not None:
+            watch_lifeline(args.lifeline, stop)
     if not args.cluster:
         os.environ["PYTHONPATH"] = python_path()  # before the JVM starts: thread mode imports pemja
     sys.path.insert(0, str(PROJECT_ROOT))
@@ -59,25 +82,32 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.job_spec import JobSpec
 
     spec = JobSpec.model_validate_json(args.spec.read_text())
+    phase("imports")
+    if stop.is_set():
+        return 0
     env = make_environment(spec, args.cluster)
+    phase("jvm")
     build_job(env, spec)
+    phase("graph")
     client = env.execute_async(spec.job_name)
     job_id = str(client.get_job_id())
+    phase("submitted")
     print(f"JOB_ID {job_id}", flush=True)
     if args.cluster:
         return 0
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     announced = False
     while not stop.wait(0.1 if not announced else 0.5):
         status = client.get_job_status().result().name
         if status == "RUNNING" and not announced:
+            phase("running")
             print(f"JOB_RUNNING {job_id}", flush=True)
             announced = True
         if status in ("FAILED", "FINISHED", "CANCELED"):
             print(f"JOB_STATUS {status}", flush=True)
             return 1 if status == "FAILED" else 0
+    from pipeline.supervision.lifeline import exit_deadline
+
+    exit_deadline(args.stop_grace_s)
     try:
         client.cancel().result()
     except Exception as exc:  # already gone

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from pathlib import Path
 
 from linewatch.contract import DeadLetterReason
@@ -25,6 +26,7 @@ from pipeline.landing.contract import ManifestEntry, ManifestError, Probe, parse
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.zone import read_blob
 from pipeline.ordering import Admission, GatewayOrder
+from pipeline.stage_times import BlobTimes
 from pipeline.step import StepOutput
 
 log = logging.getLogger(__name__)
@@ -46,11 +48,14 @@ class AssetIngestor:
         self.order = GatewayOrder(self.index, self.zone)
         self.ctx = HandlerContext.from_spec(spec)
         self._archive_root = self.zone.archive.resolve()
+        self._seen_ms = 0.0  # when the element being handled (line or timer) reached the job
+        self._seen_text = ""  # ... and its line ("" for a timer)
 
     # ---- one manifest line
     def on_line(self, text: str, state: AssetState, key: str) -> StepOutput:
         """Handle one line for asset ``key`` (``""``: the line named no asset)."""
         out = StepOutput()
+        self._seen_ms, self._seen_text = time.time() * 1000, text
         self.index.saw(text)
         try:
             entry = parse_manifest_line(text)
@@ -78,6 +83,7 @@ class AssetIngestor:
         the index after ``reorder_timeout_ms``); after ``reorder_give_up_ms`` read what the source
         never delivered from the directory."""
         out = StepOutput()
+        self._seen_ms, self._seen_text = time.time() * 1000, ""
         flink = self.spec.flink
         if waited_ms >= flink.reorder_give_up_ms:
             adm = self.order.give_up(state, key)
@@ -150,7 +156,10 @@ class AssetIngestor:
             closed_ms = None
         try:
             data = read_blob(entry, path, self.spec.validation.blob_cap(entry.kind))
+            read_ms = time.time() * 1000
             HANDLERS[entry.kind](self.ctx, Blob(entry, data, info), state, out)
+            out.times.append(BlobTimes(entry.path, entry.kind, self._seen_ms, read_ms, time.time() * 1000,
+                                       held=entry.text != self._seen_text))
         except RejectedInput as exc:
             self.ctx.dead.rejection(out, source, exc, asset_id=entry.asset_id)
         except Exception as exc:  # bad input must never kill the job

@@ -25,6 +25,9 @@ from linewatch.redis_connection import RedisConnectionSettings, split_password
 from linewatch.settings import Settings, StreamSettings
 from pipeline.landing.zone import LandingZone
 
+PROBE_TTL_S = 3600
+"""The probe hash expires this long after the last probe the job answered (crashed runners' tokens)."""
+
 
 class JobSpec(BaseModel):
     """Everything the job process and its functions need (written as ``spec.json``)."""
@@ -41,6 +44,7 @@ class JobSpec(BaseModel):
     restore_from: Path | None = None
     python: str = Field(default_factory=lambda: sys.executable, description="Interpreter of the job's Python.")
     job_name: str = "linewatch-ingest"
+    tmp_dir: Path | None = Field(default=None, description="This run's temp dir (Flink io.tmp.dirs); embedded runs only.")
 
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str, restore_from: Path | None = None) -> JobSpec:
@@ -106,6 +110,8 @@ class JobSpec(BaseModel):
         if self.restore_from is not None:
             conf["execution.state-recovery.path"] = self.restore_from.resolve().as_uri()
             conf.setdefault("execution.state-recovery.ignore-unclaimed-state", "true")
+        if self.tmp_dir is not None:
+            conf["io.tmp.dirs"] = str(self.tmp_dir)
         conf.update(self.flink.extra)
         return conf
 
@@ -123,8 +129,18 @@ class JobSpec(BaseModel):
 
     @property
     def probe_key(self) -> str:
-        """Hash where the job acknowledges readiness probes (token -> ms)."""
+        """Hash where the job acknowledges readiness probes (token -> ms). Bounded: the runner deletes
+        each token once it has seen the answer, and the hash expires :data:`PROBE_TTL_S` after the last one."""
         return self.names.ingest_probe()
+
+    @property
+    def health_key(self) -> str:
+        """Hash where the supervisor records its last answered probe (``linewatch ingest --health``)."""
+        return self.names.ingest_health()
+
+    def lease_key(self, zone_id: str) -> str:
+        """Key of the landing zone's lease (``pipeline.supervision.lease``)."""
+        return self.names.ingest_lease(zone_id)
 
     def to_json(self, python: str | None = None) -> str:
         """``spec.json``; ``python``: the interpreter the job will run with, if not :attr:`python`."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from linewatch.contract import DeadLetter, DeadLetterReason, StreamNames
 from pipeline.decoders.errors import RejectedInput, printable_excerpt
 from pipeline.redis_sink import PendingEntry, dedup_key_for
+from pipeline.stage_times import BlobTimes
 
 MAX_DEAD_LETTERS_PER_FILE = 50
 """A garbage file yields at most this many line-level dead letters (plus one summary)."""
@@ -26,6 +27,7 @@ class StepOutput:
     progressed: bool = False  # a held-back or ordered line was processed (the reorder wait restarts)
     recheck: bool = False  # a decision waits for the manifest index to list a line: look again soon
     probe: str | None = None
+    times: list[BlobTimes] = field(default_factory=list)  # stage stamps of the blobs handled (pipeline.stage_times)
 
     def count(self, name: str, n: int = 1) -> None:
         if n:
@@ -35,6 +37,7 @@ class StepOutput:
         base = len(self.entries)
         self.entries += other.entries
         self.archive += other.archive
+        self.times += other.times
         for name, n in other.counters.items():
             self.count(name, n)
         self.closed_ms += [(base + i, ms) for i, ms in other.closed_ms]

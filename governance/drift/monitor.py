@@ -15,6 +15,25 @@ entries.
   Benjamini–Hochberg across the features (:mod:`~governance.drift.correction`) at ``alpha``, then
   :class:`~governance.drift.window.Hysteresis` (raise after k drifted windows, clear after m clean,
   cooldown) and a suspected cause (:mod:`~governance.drift.cause`).
+
+What a live line needs on top of the tests (measured on a freshly started simulated line, docs/drift.md
+"Live lines"):
+
+* **Warm-up** (``warmup_ms``): an asset's first vectors are not what it produces later: PLC windows
+  of 10 s sliding by 1 s hold 1..9 s of samples until the first full window, the thermal running
+  baseline exists only after its first frames (``baseline.*`` = 0 before). Vectors from the first
+  ``warmup_ms`` (event time since the asset's first vector) enter no baseline and no window.
+* **Availability flags** (``gates``): features whose value exists only when a flag is 1 (thermal
+  ``baseline.*`` behind ``baseline.baseline_available``) are tested on the rows where the flag is 1
+  on both sides; the flag itself is not tested (the card's training sample mixes rows with and
+  without a baseline; a warmed-up line always has one).
+* **Practical significance** (``min_effect``): vectors of one asset are serially dependent (PLC
+  windows overlap by 9/10, temperatures follow thermal lags of minutes, loads change in episodes),
+  so a KS test of a few minutes of one machine against another few minutes rejects on natural
+  wander that is statistically real but not drift. A feature counts as drifted only when its
+  corrected p-value is at most ``alpha`` *and* its live median moved at least ``min_effect``
+  standard deviations of the card's reference sample (the training fleet's spread: a fixed scale
+  that does not shrink with a short, quiet baseline).
 """
 
 from __future__ import annotations
@@ -76,6 +95,9 @@ class DriftParams:
     fleet_horizon_ms: int = 600_000
     rules: CauseRules = field(default_factory=CauseRules)
     single_device: str | None = None  #: "thermal camera" / "microphone": the modality is one sensor
+    warmup_ms: int = 0  #: an asset's first vectors (event time since its first) count nowhere
+    min_effect: float = 0.0  #: |median shift| in card-reference standard deviations needed to drift
+    gates: tuple[tuple[str, str], ...] = ()  #: (feature prefix, availability flag): test only where flag == 1
 
 
 class DriftBoard:
@@ -98,27 +120,59 @@ class DriftBoard:
                     if a == asset_id and m != modality and abs(now_ms - t) <= horizon_ms}
 
 
-class ReferenceTests:
-    """One :class:`PresortedKS` per feature of a reference matrix (n, n_features)."""
+def gate_columns(names: list[str], gates: tuple[tuple[str, str], ...]) -> dict[int, int]:
+    """Feature column -> the column of the availability flag it depends on (flags themselves excluded).
 
-    def __init__(self, names: list[str], reference: NDArray[Any]) -> None:
+    >>> gate_columns(["a.x", "baseline.available", "baseline.delta"], (("baseline.", "baseline.available"),))
+    {2: 1}
+    """
+    out: dict[int, int] = {}
+    for prefix, flag in gates:
+        if flag not in names:
+            continue
+        g = names.index(flag)
+        out.update({j: g for j, n in enumerate(names) if n.startswith(prefix) and j != g})
+    return out
+
+
+class ReferenceTests:
+    """One :class:`PresortedKS` per feature of a reference matrix (n, n_features).
+
+    ``gates`` (see :func:`gate_columns`): a gated feature is tested on the reference rows and live rows
+    whose flag is 1; the flags are not tested. ``scale``: per-feature standard deviations that
+    ``min_effect`` is measured in (the card's reference spread), else the reference's own.
+    """
+
+    def __init__(self, names: list[str], reference: NDArray[Any], gates: tuple[tuple[str, str], ...] = (),
+                 scale: NDArray[Any] | None = None) -> None:
         ref = np.asarray(reference, dtype=np.float64)
         if ref.ndim != 2 or ref.shape[1] != len(names):
             raise ValueError(f"reference of shape {ref.shape} does not match {len(names)} feature names")
         self.names = names
         self.n = ref.shape[0]
-        self.tests = [PresortedKS(ref[:, j]) if np.isfinite(ref[:, j]).any() else None for j in range(len(names))]
+        self.gated = gate_columns(names, gates)
+        flags = set(self.gated.values())
+        self.tests: list[PresortedKS | None] = []
+        for j in range(len(names)):
+            col = ref[:, j] if j not in self.gated else ref[ref[:, self.gated[j]] >= 0.5, j]
+            self.tests.append(PresortedKS(col) if j not in flags and np.isfinite(col).any() else None)
+        self.medians = np.array([t._median if t is not None else np.nan for t in self.tests])
+        sd = np.nanstd(ref, axis=0) if scale is None else np.asarray(scale, dtype=np.float64)
+        self.scale = np.where(np.isfinite(sd) & (sd > 0), sd, np.inf)
 
-    def evaluate(self, window: NDArray[Any], alpha: float, correction: Correction) -> list[FeatureTest]:
-        rows: list[tuple[str, float, float, float]] = []
+    def evaluate(self, window: NDArray[Any], alpha: float, correction: Correction,
+                 min_effect: float = 0.0) -> list[FeatureTest]:
+        rows: list[tuple[str, float, float, float, float]] = []
         for j, (name, test) in enumerate(zip(self.names, self.tests)):
-            col = window[:, j]
+            col = window[:, j] if j not in self.gated else window[window[:, self.gated[j]] >= 0.5, j]
             if test is None or not np.isfinite(col).any():
                 continue
             r = test.test(col)
-            rows.append((name, r.statistic, r.p_value, r.effect_size))
-        adjusted = adjust([p for _, _, p, _ in rows], correction)
-        out = [FeatureTest(n, d, p, pa, e, pa <= alpha) for (n, d, p, e), pa in zip(rows, adjusted)]
+            practical = abs(float(np.nanmedian(col)) - float(self.medians[j])) / float(self.scale[j])
+            rows.append((name, r.statistic, r.p_value, r.effect_size, practical))
+        adjusted = adjust([p for _, _, p, _, _ in rows], correction)
+        out = [FeatureTest(n, d, p, pa, e, pa <= alpha and shift >= min_effect)
+               for (n, d, p, e, shift), pa in zip(rows, adjusted)]
         return sorted(out, key=lambda f: (not f.drifted, f.p_value))
 
 
@@ -130,6 +184,7 @@ class _AssetState:
     tests: ReferenceTests | None = None
     last_drifted: frozenset[str] = frozenset()
     last_end_ms: int = 0
+    first_ms: int | None = None  #: event time of the asset's first vector (warm-up)
 
 
 class FeatureDriftMonitor:
@@ -141,8 +196,10 @@ class FeatureDriftMonitor:
         self.params = params or DriftParams()
         self.modality = modality
         self.board = board
-        self.card_tests = ReferenceTests(self.names, reference)
         p = self.params
+        ref = np.asarray(reference, dtype=np.float64)
+        self.card_scale = np.nanstd(ref, axis=0) if ref.ndim == 2 else None
+        self.card_tests = ReferenceTests(self.names, ref, p.gates)
         self.fleet_window = VectorWindow(p.fleet_window)
         self.fleet_tests: ReferenceTests | None = self.card_tests if p.fleet_reference == "card" else None
         self.fleet_hysteresis = Hysteresis(p.raise_after, p.clear_after, p.cooldown)
@@ -165,16 +222,20 @@ class FeatureDriftMonitor:
                              "(features version mismatch: upgrade the pipeline or the model)")
         out: list[WindowDecision] = []
         st = self._asset(asset_id)
+        st.first_ms = time_ms if st.first_ms is None else min(st.first_ms, time_ms)
+        if time_ms - st.first_ms < self.params.warmup_ms:  # the asset's features are still warming up
+            return out
         if st.tests is None:  # still collecting the asset's baseline
             st.baseline.append(v)
             if len(st.baseline) >= self.params.baseline_size:
-                st.tests, st.baseline = ReferenceTests(self.names, np.vstack(st.baseline)), []
+                st.tests = ReferenceTests(self.names, np.vstack(st.baseline), self.params.gates, self.card_scale)
+                st.baseline = []
         elif st.window.add(v, time_ms):
             out.append(self._asset_decision(asset_id, st, st.window.take()))
         if self.fleet_window.add(v, time_ms):
             data = self.fleet_window.take()
             if self.fleet_tests is None:  # the line's first fleet window is its baseline
-                self.fleet_tests = ReferenceTests(self.names, data.values)
+                self.fleet_tests = ReferenceTests(self.names, data.values, self.params.gates, self.card_scale)
             else:
                 out.append(self._fleet_decision(data, self.fleet_tests))
         return out
@@ -187,7 +248,7 @@ class FeatureDriftMonitor:
     def _asset_decision(self, asset_id: str, st: _AssetState, data: WindowData) -> WindowDecision:
         p = self.params
         assert st.tests is not None
-        feats = st.tests.evaluate(data.values, p.alpha, p.correction)
+        feats = st.tests.evaluate(data.values, p.alpha, p.correction, p.min_effect)
         drifted = any(f.drifted for f in feats)
         st.last_drifted = frozenset(f.name for f in feats if f.drifted)
         st.last_end_ms = data.end_ms
@@ -203,7 +264,7 @@ class FeatureDriftMonitor:
 
     def _fleet_decision(self, data: WindowData, tests: ReferenceTests) -> WindowDecision:
         p = self.params
-        feats = tests.evaluate(data.values, p.alpha, p.correction)
+        feats = tests.evaluate(data.values, p.alpha, p.correction, p.min_effect)
         drifted = any(f.drifted for f in feats)
         event = self.fleet_hysteresis.update(drifted)
         cause = None

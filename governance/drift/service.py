@@ -73,6 +73,8 @@ SOURCE = "governance.drift"
 FEATURE_TYPES = (PlcFeatures, ThermalFeatures, AudioFeatures)
 #: Modalities whose whole feature vector comes from one device (cause "sensor" when only it drifts).
 SINGLE_DEVICE = {"thermal": "thermal camera", "audio": "microphone"}
+#: Features that exist only when an availability flag is 1 (tested where it is; the flag itself is not).
+GATES: dict[str, tuple[tuple[str, str], ...]] = {"thermal": (("baseline.", "baseline.baseline_available"),)}
 SEVERITY = {"feature": 0.4, "prediction": 0.5, "error": 0.6, "shadow": 0.7}
 
 
@@ -233,7 +235,8 @@ class FeatureDriftHandler:
                              raise_after=s.raise_after, clear_after=s.clear_after, cooldown=s.cooldown,
                              fleet_horizon_ms=s.fleet_horizon_ms,
                              rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
-                             single_device=SINGLE_DEVICE.get(modality))
+                             single_device=SINGLE_DEVICE.get(modality), warmup_ms=int(s.warmup_s * 1000),
+                             min_effect=s.min_effect, gates=GATES.get(modality, ()))
         self.monitor = FeatureDriftMonitor(feature_names, reference, params, modality, board)
         card_counts = None
         if labels is not None and s.prediction_reference == "card":

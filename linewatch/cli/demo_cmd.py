@@ -20,6 +20,7 @@ from linewatch.embedded_redis import EmbeddedRedisError, redis_url
 from linewatch.redis_connection import RedisConnectError, connect_redis
 
 if TYPE_CHECKING:
+    from linewatch.cli.demo_governance import DemoGovernance
     from linewatch.simulator import Factory
 
 
@@ -46,6 +47,10 @@ def demo(
     drift: str = typer.Option("plc_temp_offset", "--drift", help="Drift injected into the simulated line from 40 percent "
                               "of the run: plc_temp_offset, camera_ageing, mic_degradation (one asset), "
                               "ambient_shift (every asset), or none."),
+    fault: str = typer.Option("bearing_wear", "--fault", help="Fault started on one asset 5 s into the run, "
+                              "reaching full severity at 35 percent of it (so a short demo shows a fault verdict, "
+                              "its alert and its explanation): bearing_wear, electrical_overheating, "
+                              "cooling_failure, imbalance, cavitation, or none (only the scenario's own faults)."),
 ) -> None:
     """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, run the
     services (inference x3, fusion, alerts), and show live per asset the verdict, open alerts, stage
@@ -60,6 +65,11 @@ def demo(
 
     if drift != "none" and drift not in DRIFT_KINDS:  # governance: checked before anything starts
         cli.console.print(f"[red]error:[/red] --drift {drift!r}: choose one of {', '.join(DRIFT_KINDS)} or none")
+        raise typer.Exit(2)
+    from linewatch.simulator.health import FAULTS
+
+    if fault != "none" and fault not in FAULTS:
+        cli.console.print(f"[red]error:[/red] --fault {fault!r}: choose one of {', '.join(FAULTS)} or none")
         raise typer.Exit(2)
     base = cli.settings().data_dir / "demo"
     shutil.rmtree(base, ignore_errors=True)
@@ -116,9 +126,8 @@ def demo(
             try:
                 inject = _inject_truncated_frame if bad_input and ingest else None
                 add_drift = None
-                if demo_governance is not None and drift != "none":
-                    add_drift = functools.partial(demo_governance.inject_drift, kind=drift, onset_s=0.4 * seconds,
-                                                  ramp_s=0.1 * seconds)
+                if demo_governance is not None and (drift != "none" or fault != "none"):
+                    add_drift = functools.partial(_inject, demo_governance, drift, fault, seconds)
                 _run_line(cli, factory, settings.landing, seconds, stop, arrivals, sampler, inject, view, add_drift)
             finally:
                 if job is not None:
@@ -141,6 +150,17 @@ def demo(
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     cli.console.print("[green]demo finished[/green]")
+
+
+def _inject(gov: DemoGovernance, drift: str, fault: str, seconds: float, factory: Factory) -> None:
+    """The demo's scenario additions: a drift from 40 % of the run, a fault from 5 s."""
+    if drift != "none":
+        gov.inject_drift(factory, drift, onset_s=0.4 * seconds, ramp_s=0.1 * seconds)
+    if fault != "none":
+        try:
+            gov.inject_fault(factory, fault, onset_s=min(5.0, 0.05 * seconds), ramp_s=0.3 * seconds)
+        except ValueError as exc:  # e.g. cavitation without a pump in the fleet: the line runs on
+            gov.fault = f"not started: {exc}"
 
 
 def _run_line(

@@ -36,22 +36,34 @@ COMPONENTS: dict[str, tuple[str, str, str]] = {
     "explain": ("governance.explain.service", "explain_worker", "explain"),
 }
 FLEET_DRIFT_KINDS = ("ambient_shift",)
+#: Practical-significance threshold of the demo's drift worker (card standard deviations): measured on the
+#: demo's simulated line with nothing injected, the thermal fleet window (against its own first window) is
+#: raised at 140 s at 0 and 0.25, not at 0.5 (docs/drift.md "Live lines"). Changes below 0.5 card sd
+#: (a +6 K RTD offset is 0.38) are not reported by the demo.
+DEMO_MIN_EFFECT = 0.5
 
 
-def scaled_for_run(section: Any, seconds: float) -> tuple[Any, str]:
-    """The drift section with its sample counts lowered to fit a demo of ``seconds`` (never raised):
-    an asset's baseline ends before the injected drift starts (40 %) and a few windows follow it. Only
-    fields the section has are touched (a pydantic model; anything else is returned as is)."""
+def demo_drift_settings(section: Any, seconds: float) -> tuple[Any, str]:
+    """The drift section for the demo line: window sizes as configured (never shrunk to fit the run:
+    measured on a freshly started simulated line, windows of 20-60 vectors of one machine drift on its
+    natural wander alone, docs/drift.md "Live lines"), and the fleet tested against the line's own first
+    fleet window (``fleet_reference="baseline"``: six demo machines are not the training fleet of the
+    card; measured, every fleet window of them differs from the card), and at least
+    :data:`DEMO_MIN_EFFECT`. Returns (section, note for the view)."""
     fields = getattr(type(section), "model_fields", {})
-    per_asset = max(int(seconds), 1)  # vectors per asset: at least one a second in every modality
-    want = {"baseline_size": int(0.3 * per_asset), "window": per_asset // 8, "fleet_window": 3 * (per_asset // 8),
-            "prediction_baseline": int(0.3 * per_asset), "prediction_window": per_asset // 8,
-            "shadow_window": per_asset // 8}
-    update = {k: max(20, min(int(getattr(section, k)), v)) for k, v in want.items() if k in fields}
-    update = {k: v for k, v in update.items() if v != getattr(section, k)}
-    if not update:
+    if "fleet_reference" in fields and section.fleet_reference != "baseline":
+        section = section.model_copy(update={"fleet_reference": "baseline"})
+    if "min_effect" in fields and section.min_effect < DEMO_MIN_EFFECT:
+        section = section.model_copy(update={"min_effect": DEMO_MIN_EFFECT})
+    if not {"baseline_size", "window", "warmup_s"} <= set(fields):
         return section, ""
-    return section.model_copy(update=update), ", ".join(f"{k} {v}" for k, v in update.items())
+    first = float(section.warmup_s) + float(section.baseline_size + section.window)  # PLC: 1 vector/s per asset
+    note = (f"drift counts a feature when it also moved >= {getattr(section, 'min_effect', 0.0):g} card sd; "
+            f"PLC asset windows: {section.warmup_s:.0f} s warm-up + baseline {section.baseline_size} + window "
+            f"{section.window} vectors (1/s per asset): first decision after ~{first:.0f} s")
+    if first > seconds:
+        note += f", later than this {seconds:.0f} s run (use --seconds {int(first + 2 * section.window)})"
+    return section, note
 
 
 def _call(factory: Callable[..., Any], client: redis.Redis, names: StreamNames, section: object,
@@ -77,7 +89,8 @@ class DemoGovernance:
     workers: list[StreamWorker] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
     injected: str = ""
-    run_seconds: float | None = None  #: the demo's length: drift windows are scaled to it
+    fault: str = ""
+    run_seconds: float | None = None  #: the demo's length (the view says when the first drift window can end)
 
     def start(self) -> DemoGovernance:
         for name, (module, attr, section_name) in COMPONENTS.items():
@@ -98,7 +111,7 @@ class DemoGovernance:
                 continue
             scaled = ""
             if name == "drift" and self.run_seconds is not None:
-                section, scaled = scaled_for_run(section, self.run_seconds)
+                section, scaled = demo_drift_settings(section, self.run_seconds)
             try:
                 workers = _call(factory, self.client, self.names, section, self.settings, self.data_dir)
             except Exception as exc:  # a governance service that cannot start must not stop the line
@@ -107,7 +120,7 @@ class DemoGovernance:
             self.workers += workers
             self.status[name] = "running"
             if scaled:
-                self.notes[name] = f"sample counts scaled to the {self.run_seconds:.0f} s run: {scaled}"
+                self.notes[name] = scaled
         for w in self.workers:
             t = threading.Thread(target=w.run, name=w.config.role, daemon=True)
             t.start()
@@ -142,6 +155,37 @@ class DemoGovernance:
         self.injected = f"{kind} on {where} from t={onset_s:.0f} s (ramp {ramp_s:.0f} s, magnitude {magnitude:.1f})"
         return self.injected
 
+    def inject_fault(self, factory: Factory, fault: str, onset_s: float, ramp_s: float) -> str:
+        """Start a fault episode early in the run (simulated seconds), so that a short demo shows a fault
+        verdict, its alert and its explanation: the realtime scenario deals faults over blocks of
+        ``realtime_episode_s`` (600 s; onsets 5-45 % in, labels later still), too late for a short run.
+        The episode starts at the label threshold and grows exponentially to severity 1 at
+        ``onset_s + ramp_s``; it goes to an asset without a fault of its own in the run, not the
+        drift-injected (last) one."""
+        import math
+
+        from linewatch.simulator.health import FAULTS, LABEL_THRESHOLD, VARIANTS, FaultEpisode, faults_for
+
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)} or none")
+        scenario = factory.scenario
+        if scenario is None:
+            raise RuntimeError("the simulator has not started its scenario yet")
+        horizon = onset_s + ramp_s
+        candidates = [a for a in factory.fleet[:-1] or factory.fleet if fault in faults_for(a.asset_type)]
+        if not candidates:
+            raise ValueError(f"no simulated asset can develop {fault} (cavitation needs a pump: add assets)")
+        quiet = [a for a in candidates if all(e.onset_s > 2 * horizon for e in scenario.episodes[a.asset_id])]
+        asset = (quiet or candidates)[0]
+        s0 = LABEL_THRESHOLD
+        episode = FaultEpisode(asset_id=asset.asset_id, fault=fault, variant=VARIANTS[fault][0], onset_s=onset_s,
+                               end_s=float("inf"), s0=s0, rate=math.log(1.0 / s0) / max(ramp_s, 1e-3),
+                               warp_amp=(0.0,), warp_omega=(1.0,), warp_phase=(0.0,))
+        scenario.episodes[asset.asset_id].append(episode)  # the last episode wins where they overlap
+        self.fault = (f"{fault} ({episode.variant}) on {asset.asset_id} from t={onset_s:.0f} s, severity 1 at "
+                      f"t={horizon:.0f} s")
+        return self.fault
+
     # -- live view -------------------------------------------------------------------------------
     def _recent(self, stream: str, count: int) -> list[tuple[str, object]]:
         out: list[tuple[str, object]] = []
@@ -158,6 +202,8 @@ class DemoGovernance:
         parts: list[object] = [f"[bold]governance[/bold]   {status}"]
         if self.injected:
             parts.append(f"drift injected into the simulated line: {self.injected}")
+        if self.fault:
+            parts.append(f"fault started in the simulated line: {self.fault}")
         parts += [f"{k}: {v}" for k, v in self.notes.items()]
         for name, table in (("drift", self._drift_table), ("explain", self._explanation_table)):
             parts.append(table() if self.status.get(name) == "running" else f"{name}: {self.status.get(name, 'off')}")
@@ -189,8 +235,12 @@ class DemoGovernance:
                          if isinstance(m, Verdict) and m.state == "raised"]
         explained = {m.verdict_entry_id: m for _, m in self._recent(self.names.explanations(), 100)
                      if isinstance(m, Explanation)}
-        table = Table(title=f"explanations of fault verdicts: {len(explained)} recent, "
-                      f"{sum(1 for eid, _ in verdicts if eid not in explained)} recent raised verdict(s) without one",
+        # every evaluation of a raised fault is a verdict entry; explain explains the episode (first verdict, then
+        # throttled): count the faults (asset, label) raised lately that have no explanation at all
+        have = {(e.asset_id, e.label) for e in explained.values()}
+        waiting = {(m.asset_id, m.label) for _, m in verdicts} - have
+        table = Table(title=f"explanations of fault verdicts: {len(explained)} recent; {len(waiting)} raised "
+                      f"fault(s) not explained yet{': ' + ', '.join(sorted(a for a, _ in waiting)) if waiting else ''}",
                       expand=True)
         for col in ("asset", "fault", "top features (LIME)", "rule hit", "agree", "stability"):
             table.add_column(col)

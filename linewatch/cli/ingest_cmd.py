@@ -26,17 +26,28 @@ def ingest(
         help="Submit to a running Flink cluster's JobManager (REST address) instead of the embedded MiniCluster.",
     ),
     fresh: bool = typer.Option(False, "--fresh", help="Ignore existing checkpoints (default: resume from the newest)."),
+    health: bool = typer.Option(
+        False, "--health",
+        help="Check a running ingest instead of starting one (container HEALTHCHECK): exit 0 if it holds the "
+        "landing zone and answered a probe within --max-age seconds, else 1.",
+    ),
+    max_age: float = typer.Option(120.0, "--max-age", help="With --health: oldest acceptable answered probe (s)."),
 ) -> None:
     """Ingest PLC logs, thermal frames and audio from the landing zone into the Redis feature streams.
 
     Embedded (default): a Flink MiniCluster runs until Ctrl-C, resuming from its last checkpoint.
     --cluster: the same job is submitted with `flink run -py pipeline/ingest_job.py` and keeps running there.
     Needs LINEWATCH_REDIS__URL for --cluster (the cluster's workers must reach Redis).
+    One ingest per landing zone: another one holding it makes this exit 3, naming its PID and host.
+    The embedded job stops when this process dies, even by kill -9 (docs/supervision.md).
     """
-    from pipeline.runner import IngestJobError, IngestSupervisor
+    from pipeline.runner import IngestBusy, IngestJobError, IngestSupervisor
 
     cli = cli_context(ctx)
     settings = cli.settings(landing_dir=landing)
+    if health:
+        _health(cli, settings, max_age)
+        return
     settings.landing.mkdir(parents=True, exist_ok=True)
     if cluster:
         _submit(cli, settings, cluster, fresh)
@@ -59,12 +70,23 @@ def ingest(
                 cli.console.print(_stats_table(supervisor.job.stats()))
         except KeyboardInterrupt:
             pass
+        except IngestBusy as exc:
+            cli.console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(3) from exc
         except IngestJobError as exc:
             cli.console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
         finally:
             supervisor.stop()
     cli.console.print("stopped")
+
+
+def _health(cli: CliContext, settings: Settings, max_age_s: float) -> None:
+    from pipeline.supervision.health import check_health
+
+    report = check_health(settings, max_age_s)
+    cli.console.print(report.message, soft_wrap=True)
+    raise typer.Exit(0 if report.healthy else 1)
 
 
 def _submit(cli: CliContext, settings: Settings, address: str, fresh: bool) -> None:

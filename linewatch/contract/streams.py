@@ -162,6 +162,14 @@ class StreamNames:
         """Hash where the ingestion job acknowledges readiness probes (token -> ms)."""
         return f"{self.prefix}:ingest:probe"
 
+    def ingest_health(self) -> str:
+        """Hash where the ingestion supervisor records its last answered probe."""
+        return f"{self.prefix}:ingest:health"
+
+    def ingest_lease(self, zone_id: str) -> str:
+        """Lease of one landing zone (one ingestion supervisor per zone)."""
+        return f"{self.prefix}:ingest:lease:{zone_id}"
+
     @property
     def audit(self) -> str:
         """Append-only audit trail (governance)."""

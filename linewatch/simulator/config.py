@@ -37,6 +37,11 @@ class SimulatorConfig(BaseModel):
                                 description="Real-time mode: rolling PLC/alarm files are closed this often.")
     batch_roll_seconds: float = Field(default=60.0, ge=1.0, le=86400.0,
                                       description="Batch mode: rolling files cover this much simulated time.")
+    manifest_max_delay_ms: float = Field(
+        default=10.0, ge=0.0, le=1000.0,
+        description="Real-time mode: how long a closed blob may wait for its manifest. As each blob closes, the "
+                    "gateway publishes the pending lines once the oldest is this old (0: one manifest per closed "
+                    "blob); every tick (<= 100 ms) publishes what is left. Batch mode publishes per roll.")
     write_manifests: bool = Field(default=True,
                                   description="Announce every closed blob in <landing>/manifests/ (the ingestion "
                                               "contract); off for callers that publish manifests themselves.")

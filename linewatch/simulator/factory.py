@@ -118,8 +118,10 @@ class Factory:
         be given, or it runs forever).  Rolling PLC/alarm files are closed
         every ``config.roll_seconds``; frames and clips are closed as soon as
         they are complete.  With ``config.write_manifests`` each tick (at most
-        ~100 ms) ends with one manifest announcing what closed in it: frames
-        and clips within a tick of closing them, rolling files at their roll.
+        ~100 ms) ends with a manifest announcing what closed in it and is still unannounced: frames
+        and clips within a tick of closing them, rolling files at their roll; within a tick, the lines
+        pending are published as soon as the oldest is ``config.manifest_max_delay_ms`` old (checked
+        as each blob closes; 0 = one manifest per blob), as a gateway announces a file it closed.
         ``on_file(path, kind)`` is called after each file becomes visible.  ``ground_truth.csv`` is written at start (for
         the first scenario block), extended when a new block starts, and
         truncated to the elapsed time at the end.
@@ -129,6 +131,7 @@ class Factory:
         m0 = time.monotonic()
         scenario, streams = self._setup(cfg.realtime_episode_s)
         sink = LandingSink(out_dir, cfg, start, on_file)
+        sink.publish_after_s = cfg.manifest_max_delay_ms / 1000
         sink.write_assets(self.fleet)
         sink.write_ground_truth(GroundTruth.from_scenario(scenario, start, scenario.horizon_s))
         blocks = scenario.n_blocks

@@ -22,6 +22,7 @@ existing, complete file.  Rolling files are named after the start of their roll.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,6 +78,10 @@ class LandingSink:
         self._last_ms: dict[str, int] = {}  # newest PLC/alarm offset (ms) per asset in the open roll
         self.publisher: ManifestPublisher | None = (
             ManifestPublisher(self.root, epoch=epoch_ms(start_time)) if config.write_manifests else None)
+        #: Real-time gateways publish as blobs close: once the oldest pending line is this old (seconds,
+        #: checked at each close). None (batch mode): only :meth:`publish` does (deterministic output).
+        self.publish_after_s: float | None = None
+        self._oldest_pending: float | None = None  # time.monotonic() of the oldest unpublished line
 
     def _notify(self, path: Path, kind: str) -> None:
         if self.on_file is not None:
@@ -101,6 +106,11 @@ class LandingSink:
         self._notify(path, kind)
         if self.publisher is not None:
             self.publisher.announce(aid, kind, rel, data, timestamp, end)
+            now = time.monotonic()
+            if self._oldest_pending is None:
+                self._oldest_pending = now
+            if self.publish_after_s is not None and now - self._oldest_pending >= self.publish_after_s:
+                self.publish()
         return path
 
     def _blob(self, kind: str, aid: str, t: float, data: bytes, ext: str) -> None:
@@ -169,6 +179,7 @@ class LandingSink:
         """
         if self.publisher is None:
             return None
+        self._oldest_pending = None
         path = self.publisher.publish()
         if path is not None:
             self.counts.manifest_files += 1

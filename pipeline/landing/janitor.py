@@ -35,6 +35,7 @@ from pathlib import Path
 from pipeline.landing.checkpoints import checkpoint_progress
 from pipeline.landing.contract import ManifestError
 from pipeline.landing.index import ManifestIndex
+from pipeline.landing.scan_gate import ScanGate
 from pipeline.landing.zone import LandingZone
 
 
@@ -48,6 +49,7 @@ class Janitor:
     checkpoint_dir: Path | None = None
     checkpoints_after: int = 2
     wait_for_source: bool = False  # the job: leave manifests present at start until the source read them
+    gate: ScanGate | None = None  # the job: move manifests only between the source's scans (scan_gate)
     _remaining: dict[str, list[Path]] = field(default_factory=dict)  # blobs not yet seen gone
     _done_since: dict[str, tuple[float, int]] = field(default_factory=dict)  # (when, newest chk id then)
     waiting: int = 0  # manifests left in the directory after the last pass (done or not)
@@ -79,8 +81,8 @@ class Janitor:
         """One pass over ``names`` (default: a fresh listing); returns the manifests archived."""
         now_s = time.time() if now_s is None else now_s
         names = self.index.refresh() if names is None else names
-        archived = 0
         progress = checkpoint_progress(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        due = []
         for name in names:
             if self.wait_for_source and not self.index.read_since_start(name):
                 continue  # this job's source has not read it yet (a restore re-reads the directory)
@@ -93,10 +95,21 @@ class Janitor:
             if now_s - since >= self.settle_s and (
                 progress is None or progress.completed >= started_then + self.checkpoints_after
             ):
-                if self.zone.archive_file(self.zone.manifests / name, now_s) is not None:
-                    archived += 1  # None: another subtask's janitor was first
-                self._done_since.pop(name, None)
-                self._remaining.pop(name, None)
+                due.append(name)
+        moved = [0]
+
+        def archive(name: str) -> None:
+            if self.zone.archive_file(self.zone.manifests / name, now_s) is not None:
+                moved[0] += 1  # None: another subtask's janitor was first
+            self._done_since.pop(name, None)
+            self._remaining.pop(name, None)
+
+        if self.gate is not None:
+            self.gate.run(due, archive, listed=len(names))
+        else:
+            for name in due:
+                archive(name)
+        archived = moved[0]
         seen = set(names)
         for table in (self._done_since, self._remaining):
             for name in [n for n in table if n not in seen]:

@@ -90,7 +90,7 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
     assert "1 drift alert(s) raised" in out
     assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean" in out
     assert "env_bpfo_order" in out and "outer-race" in out and "0.87" in out and "yes" in out
-    assert "1 recent raised verdict(s) without one" in out  # PMP-02's fault is not explained yet
+    assert "1 raised fault(s) not explained yet: PMP-02" in out  # PMP-02's fault is not explained yet
 
 
 def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_client: redis.Redis,
@@ -121,17 +121,37 @@ def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_clie
         sim.join(timeout=30)
 
 
-def test_drift_sample_counts_are_scaled_down_to_the_demo_run_only() -> None:
-    from pydantic import BaseModel
+def test_demo_never_shrinks_drift_windows_and_tests_its_fleet_against_its_own_baseline() -> None:
+    from linewatch.governance_settings import DriftSettings
 
-    class FakeDriftSettings(BaseModel):  # the fields governance.drift's settings name (docs/drift.md)
-        window: int = 200
-        baseline_size: int = 300
-        fleet_window: int = 500
-        alpha: float = 0.01
+    configured = DriftSettings()
+    demo, note = demo_governance.demo_drift_settings(configured, 150)
+    assert (demo.window, demo.baseline_size, demo.fleet_window) == (configured.window, configured.baseline_size,
+                                                                    configured.fleet_window)
+    assert demo.fleet_reference == "baseline" and demo.warmup_s == configured.warmup_s
+    assert demo.min_effect == demo_governance.DEMO_MIN_EFFECT > configured.min_effect
+    assert "first decision after ~515 s" in note and "later than this 150 s run" in note
+    long_run, note = demo_governance.demo_drift_settings(configured, 3_600)
+    assert "later than" not in note and long_run.window == configured.window
 
-    scaled, note = demo_governance.scaled_for_run(FakeDriftSettings(), 120)
-    assert (scaled.baseline_size, scaled.window, scaled.fleet_window, scaled.alpha) == (36, 20, 45, 0.01)
-    assert "baseline_size 36" in note
-    same, note = demo_governance.scaled_for_run(FakeDriftSettings(), 3_600)  # a long run keeps the defaults
-    assert same == FakeDriftSettings() and note == ""
+
+def test_fault_is_started_early_on_an_asset_without_its_own_fault(tmp_path: Path, redis_client: redis.Redis,
+                                                                  stream_names: StreamNames) -> None:
+    factory = Factory(SimulatorConfig(), n_assets=6)
+    factory._setup(factory.config.realtime_episode_s)
+    assert factory.scenario is not None
+    # the scenario's own faults of this fleet become visible only after a 150 s demo has ended
+    own = [e.label_onset_s for eps in factory.scenario.episodes.values() for e in eps]
+    assert min(own) > 150
+    gov = DemoGovernance(redis_client, stream_names, Settings(data_dir=tmp_path), tmp_path)
+    desc = gov.inject_fault(factory, "bearing_wear", onset_s=5.0, ramp_s=45.0)
+    target = next(a.asset_id for a in factory.fleet if a.asset_id in desc)
+    assert target != factory.fleet[-1].asset_id  # not the drift-injected asset
+    assert all(e.onset_s > 100 for e in factory.scenario.episodes[target][:-1])
+    assert factory.scenario.label_at(target, 4.0) == "normal"
+    assert factory.scenario.label_at(target, 6.0) == "bearing_wear"
+    h = factory.scenario.health(target, np.array([6.0, 30.0, 50.0, 140.0]))
+    assert h.severity[0] < 0.1 and 0.1 < h.severity[1] < 1.0 and h.severity[2] == pytest.approx(1.0)
+    assert h.severity[3] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="unknown fault"):
+        gov.inject_fault(factory, "gremlins", 1.0, 1.0)

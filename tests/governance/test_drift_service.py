@@ -187,7 +187,7 @@ def test_serve_drift_process_exports_metrics_and_stops_on_sigterm(redis_url: str
     try:
         feature_names, ref = plc_reference()
         stream = AssetStream(feature_names, ref, row=1, noise=0.25, seed=3)
-        for i, v in enumerate(stream.draw(60)):
+        for i, v in enumerate(stream.draw(75)):  # 15 s warm-up + baseline 20 + two windows of 20
             redis_client.xadd(stream_names.features("plc", "PMP-01"),
                               encode_message(features("plc", "PMP-01", T0 + i * 1000, value=v)))
 

@@ -85,12 +85,13 @@ def test_false_alarm_rate_per_window_at_most_the_configured_level(correction: st
 
 def _run(monitor: FeatureDriftMonitor, streams: dict[str, AssetStream], windows: int, onset: int,
          perturb: dict[str, object], t0: int = 0) -> list:
-    """Feed every asset ``windows`` windows (after the baseline); ``perturb[asset]`` from window ``onset``."""
+    """Feed every asset ``windows`` windows (after its warm-up and baseline); ``perturb[asset]`` from window
+    ``onset``."""
     decisions = []
     p = monitor.params
     t = t0
     for a, s in streams.items():
-        for v in s.draw(p.baseline_size):
+        for v in s.draw(p.baseline_size + p.warmup_ms // 1000):
             decisions += monitor.add(a, v, t)
             t += 1000
     for w in range(windows):
@@ -113,13 +114,18 @@ def _fleet(seed: int, n: int = 5) -> tuple[list[str], np.ndarray, dict[str, Asse
 ONSET, WINDOWS, MAX_DELAY = 4, 10, 2  # stated: raised within 2 windows of the onset (raise_after=2)
 
 
+LIVE = {"warmup_ms": 15_000, "min_effect": 0.2}  # docs/drift.md "Live lines": +4 K is 0.25 card sd
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["plain", "live-settings"])
 @pytest.mark.parametrize("kind", ["sensor", "machine", "fleet"])
-def test_injected_drift_detected_in_stated_windows_with_the_right_cause(kind: str) -> None:
+def test_injected_drift_detected_in_stated_windows_with_the_right_cause(kind: str, live: bool) -> None:
     names, ref, streams = _fleet(seed={"sensor": 10, "machine": 20, "fleet": 30}[kind])
     target = "PMP-02"
     perturb = {"sensor": {target: plc_temp_offset}, "machine": {target: machine_change},
                "fleet": {a: ambient_shift for a in streams}}[kind]
-    monitor = FeatureDriftMonitor(names, ref, DriftParams(window=200, baseline_size=300, raise_after=2))
+    extra: dict = LIVE if live else {}
+    monitor = FeatureDriftMonitor(names, ref, DriftParams(window=200, baseline_size=300, raise_after=2, **extra))
     decisions = _run(monitor, streams, WINDOWS, ONSET, perturb)
     by_asset: dict[str, list] = {}
     for d in decisions:

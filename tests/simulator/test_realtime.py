@@ -154,3 +154,24 @@ def test_realtime_duration_and_ground_truth(tmp_path: Path) -> None:
     ends = [r.end for r in gt]
     assert max(ends) - s.start_time == timedelta(milliseconds=1500)
     assert 2 <= len(list((tmp_path / "plc").glob("plc-PMP-01-*.csv"))) <= 3
+
+
+def test_realtime_manifest_max_delay(tmp_path: Path) -> None:
+    """``manifest_max_delay_ms`` 0: the gateway announces each blob as it closes (one line per
+    manifest, every blob before its manifest); 1000: once per tick (several blobs share one)."""
+    lines_per_manifest: dict[float, list[int]] = {}
+    for delay in (0.0, 1000.0):
+        out = tmp_path / str(delay)
+        seen: list[tuple[Path, str]] = []
+        cfg = SimulatorConfig(seed=5, manifest_max_delay_ms=delay)
+        s = Factory(cfg, n_assets=2).run_realtime(out, duration_s=1.2, on_file=lambda p, k: seen.append((p, k)))
+        manifests = sorted((out / "manifests").glob("*.jsonl"))
+        lines_per_manifest[delay] = [len(m.read_text().splitlines()) for m in manifests]
+        assert s.manifest_files == len(manifests)
+        order = {p: i for i, (p, _) in enumerate(seen)}
+        for m in manifests:
+            for line in m.read_text().splitlines():
+                assert order[out / json.loads(line)["path"]] < order[m]
+    assert set(lines_per_manifest[0.0]) == {1}
+    assert max(lines_per_manifest[1000.0]) > 1
+    assert sum(lines_per_manifest[0.0]) == sum(lines_per_manifest[1000.0])
