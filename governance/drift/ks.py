@@ -25,7 +25,8 @@ thermal lags, load episodes): the KS null distribution assumes independent draws
 far too small for autocorrelated series. With ``dependent=True`` (for the reference, at construction;
 for the live sample, per call) each sample's size in the p-value is its *effective* size
 ``n_eff = n / tau``, ``tau`` the integrated autocorrelation time (:func:`autocorrelation_time`, Sokal's
-automatic window), the standard correction for autocorrelated samples (the statistic D is unchanged).
+automatic window; the larger of the live sample's and a time-ordered reference's estimate, since a short
+window underestimates it), the standard correction for autocorrelated samples (D is unchanged).
 For an AR(1) series ``tau = (1 + rho) / (1 - rho)``:
 
 >>> x = np.zeros(2000); e = rng.normal(size=2000)
@@ -101,8 +102,10 @@ class PresortedKS:
     def __init__(self, reference: NDArray[Any], method: KSMethod = "asymp", dependent: bool = False) -> None:
         ref = np.asarray(reference, dtype=np.float64).ravel()
         ref = ref[np.isfinite(ref)]
-        #: effective size of the reference (its vectors in time order when ``dependent``), else its size
-        self.n_eff = effective_size(ref) if dependent else float(ref.size)
+        #: integrated autocorrelation time of the reference (its vectors in time order when ``dependent``)
+        self.tau = autocorrelation_time(ref) if dependent else 1.0
+        self.dependent = dependent
+        self.n_eff = ref.size / self.tau
         if ref.size == 0:
             raise ValueError("the reference sample has no finite values: fix the card's reference.npz")
         self.sorted = np.sort(ref)
@@ -137,13 +140,17 @@ class PresortedKS:
         if x.size == 0:
             raise ValueError("the live window has no finite values")
         d = self.statistic(x)
-        m_eff = effective_size(raw) if dependent else float(x.size)
-        if self.method == "exact" and not dependent and self.n_eff == self.n:
+        # one dependence per feature: the larger of the two estimates (a short window alone underestimates
+        # tau of a slowly wandering feature; the reference, when it is a time series too, is the longer one)
+        tau = max(autocorrelation_time(raw), self.tau) if dependent else 1.0
+        m_eff = x.size / tau
+        n_eff = self.n / tau if self.dependent else float(self.n)
+        if self.method == "exact" and tau == 1.0 and n_eff == self.n:
             p = float(stats.ks_2samp(self.sorted, x, method="exact").pvalue)
-        elif m_eff == x.size and self.n_eff == self.n:
+        elif tau == 1.0 and n_eff == self.n:
             p = self.p_value(d, x.size)
         else:
-            p = self.p_value(d, m_eff, self.n_eff)
+            p = self.p_value(d, m_eff, n_eff)
         shift = float(np.median(x)) - self._median
         effect = shift / self._std if self._std > 0 else (0.0 if shift == 0 else float(np.sign(shift)) * np.inf)
-        return KSResult(float(d), p, float(effect), self.n, int(x.size), self.n_eff, m_eff)
+        return KSResult(float(d), p, float(effect), self.n, int(x.size), n_eff, m_eff)
