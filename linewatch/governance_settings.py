@@ -36,6 +36,11 @@ class DriftSettings(WorkerSettings):
     min_effect: float = Field(0.0, ge=0.0, description="A feature drifts only when its live median also moved this "
                               "many standard deviations of the card's reference sample (practical significance "
                               "against the natural wander of serially dependent live features; 0: off).")
+    serial_dependence: bool = Field(True, description="KS p-values from the effective sizes n / tau (integrated "
+                                    "autocorrelation time per feature) of time-ordered windows and baselines, not "
+                                    "their lengths (docs/drift.md 'Serial dependence').")
+    min_n_eff: float = Field(20.0, ge=0.0, description="With serial_dependence: a feature whose window or "
+                             "baseline is worth fewer independent draws is not tested in that window.")
     alpha: float = Field(0.01, gt=0.0, lt=0.5, description="Level per window after the correction across "
                          "features: the configured false-alarm rate per window.")
     correction: Literal["bonferroni", "bh"] = "bonferroni"

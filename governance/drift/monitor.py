@@ -34,6 +34,14 @@ What a live line needs on top of the tests (measured on a freshly started simula
   corrected p-value is at most ``alpha`` *and* its live median moved at least ``min_effect``
   standard deviations of the card's reference sample (the training fleet's spread: a fixed scale
   that does not shrink with a short, quiet baseline).
+* **Serial dependence** (``serial``, ``min_n_eff``): the KS p-value of an asset window and of its
+  baseline (both in time order) uses their effective sizes ``n / tau`` (``tau`` the integrated
+  autocorrelation time per feature, :func:`~governance.drift.ks.autocorrelation_time`) instead of their
+  lengths; a fleet window is ordered by asset first (one machine's vectors in a row), so ``tau`` is
+  the machines' own. The card's reference rows are independent draws (n_eff = n). A feature whose
+  window or baseline is worth fewer than ``min_n_eff`` independent draws is not tested in that
+  window (a temperature with a thermal lag of minutes, in a window of a few minutes: there is no
+  honest test of its distribution there); the report lists what was tested.
 """
 
 from __future__ import annotations
@@ -98,6 +106,8 @@ class DriftParams:
     warmup_ms: int = 0  #: an asset's first vectors (event time since its first) count nowhere
     min_effect: float = 0.0  #: |median shift| in card-reference standard deviations needed to drift
     gates: tuple[tuple[str, str], ...] = ()  #: (feature prefix, availability flag): test only where flag == 1
+    serial: bool = False  #: p-values from effective sizes n / tau of the (time-ordered) windows and baselines
+    min_n_eff: float = 0.0  #: with ``serial``: a feature worth fewer independent draws is not tested
 
 
 class DriftBoard:
@@ -144,7 +154,7 @@ class ReferenceTests:
     """
 
     def __init__(self, names: list[str], reference: NDArray[Any], gates: tuple[tuple[str, str], ...] = (),
-                 scale: NDArray[Any] | None = None) -> None:
+                 scale: NDArray[Any] | None = None, dependent: bool = False) -> None:
         ref = np.asarray(reference, dtype=np.float64)
         if ref.ndim != 2 or ref.shape[1] != len(names):
             raise ValueError(f"reference of shape {ref.shape} does not match {len(names)} feature names")
@@ -155,19 +165,24 @@ class ReferenceTests:
         self.tests: list[PresortedKS | None] = []
         for j in range(len(names)):
             col = ref[:, j] if j not in self.gated else ref[ref[:, self.gated[j]] >= 0.5, j]
-            self.tests.append(PresortedKS(col) if j not in flags and np.isfinite(col).any() else None)
+            self.tests.append(PresortedKS(col, dependent=dependent)
+                              if j not in flags and np.isfinite(col).any() else None)
         self.medians = np.array([t._median if t is not None else np.nan for t in self.tests])
         sd = np.nanstd(ref, axis=0) if scale is None else np.asarray(scale, dtype=np.float64)
         self.scale = np.where(np.isfinite(sd) & (sd > 0), sd, np.inf)
 
     def evaluate(self, window: NDArray[Any], alpha: float, correction: Correction,
-                 min_effect: float = 0.0) -> list[FeatureTest]:
+                 min_effect: float = 0.0, dependent: bool = False, min_n_eff: float = 0.0) -> list[FeatureTest]:
+        """Test each feature of ``window`` (rows in time order when ``dependent``); features worth fewer
+        than ``min_n_eff`` independent draws on either side are left out (see the module docstring)."""
         rows: list[tuple[str, float, float, float, float]] = []
         for j, (name, test) in enumerate(zip(self.names, self.tests)):
             col = window[:, j] if j not in self.gated else window[window[:, self.gated[j]] >= 0.5, j]
             if test is None or not np.isfinite(col).any():
                 continue
-            r = test.test(col)
+            r = test.test(col, dependent=dependent)
+            if min(r.n_eff_reference, r.n_eff_live) < min_n_eff:
+                continue
             practical = abs(float(np.nanmedian(col)) - float(self.medians[j])) / float(self.scale[j])
             rows.append((name, r.statistic, r.p_value, r.effect_size, practical))
         adjusted = adjust([p for _, _, p, _, _ in rows], correction)
@@ -201,6 +216,7 @@ class FeatureDriftMonitor:
         self.card_scale = np.nanstd(ref, axis=0) if ref.ndim == 2 else None
         self.card_tests = ReferenceTests(self.names, ref, p.gates)
         self.fleet_window = VectorWindow(p.fleet_window)
+        self._fleet_assets: list[str] = []  #: the asset of each vector in the fleet window
         self.fleet_tests: ReferenceTests | None = self.card_tests if p.fleet_reference == "card" else None
         self.fleet_hysteresis = Hysteresis(p.raise_after, p.clear_after, p.cooldown)
         self.assets: dict[str, _AssetState] = {}
@@ -228,14 +244,20 @@ class FeatureDriftMonitor:
         if st.tests is None:  # still collecting the asset's baseline
             st.baseline.append(v)
             if len(st.baseline) >= self.params.baseline_size:
-                st.tests = ReferenceTests(self.names, np.vstack(st.baseline), self.params.gates, self.card_scale)
+                st.tests = ReferenceTests(self.names, np.vstack(st.baseline), self.params.gates, self.card_scale,
+                                          dependent=self.params.serial)
                 st.baseline = []
         elif st.window.add(v, time_ms):
             out.append(self._asset_decision(asset_id, st, st.window.take()))
+        self._fleet_assets.append(asset_id)
         if self.fleet_window.add(v, time_ms):
             data = self.fleet_window.take()
+            by_asset = np.argsort(np.asarray(self._fleet_assets), kind="stable")  # each machine's series in a row
+            self._fleet_assets = []
+            data = WindowData(data.values[by_asset], data.start_ms, data.end_ms)
             if self.fleet_tests is None:  # the line's first fleet window is its baseline
-                self.fleet_tests = ReferenceTests(self.names, data.values, self.params.gates, self.card_scale)
+                self.fleet_tests = ReferenceTests(self.names, data.values, self.params.gates, self.card_scale,
+                                                  dependent=self.params.serial)
             else:
                 out.append(self._fleet_decision(data, self.fleet_tests))
         return out
@@ -248,7 +270,7 @@ class FeatureDriftMonitor:
     def _asset_decision(self, asset_id: str, st: _AssetState, data: WindowData) -> WindowDecision:
         p = self.params
         assert st.tests is not None
-        feats = st.tests.evaluate(data.values, p.alpha, p.correction, p.min_effect)
+        feats = st.tests.evaluate(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
         drifted = any(f.drifted for f in feats)
         st.last_drifted = frozenset(f.name for f in feats if f.drifted)
         st.last_end_ms = data.end_ms
@@ -264,7 +286,7 @@ class FeatureDriftMonitor:
 
     def _fleet_decision(self, data: WindowData, tests: ReferenceTests) -> WindowDecision:
         p = self.params
-        feats = tests.evaluate(data.values, p.alpha, p.correction, p.min_effect)
+        feats = tests.evaluate(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
         drifted = any(f.drifted for f in feats)
         event = self.fleet_hysteresis.update(drifted)
         cause = None

@@ -236,7 +236,8 @@ class FeatureDriftHandler:
                              fleet_horizon_ms=s.fleet_horizon_ms,
                              rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
                              single_device=SINGLE_DEVICE.get(modality), warmup_ms=int(s.warmup_s * 1000),
-                             min_effect=s.min_effect, gates=GATES.get(modality, ()))
+                             min_effect=s.min_effect, gates=GATES.get(modality, ()),
+                             serial=getattr(s, "serial_dependence", False), min_n_eff=getattr(s, "min_n_eff", 0.0))
         self.monitor = FeatureDriftMonitor(feature_names, reference, params, modality, board)
         card_counts = None
         if labels is not None and s.prediction_reference == "card":

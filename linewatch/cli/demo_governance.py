@@ -36,11 +36,11 @@ COMPONENTS: dict[str, tuple[str, str, str]] = {
     "explain": ("governance.explain.service", "explain_worker", "explain"),
 }
 FLEET_DRIFT_KINDS = ("ambient_shift",)
-#: Practical-significance threshold of the demo's drift worker (card standard deviations): measured on the
-#: demo's simulated line with nothing injected, the thermal fleet window (against its own first window) is
-#: raised at 140 s at 0 and 0.25, not at 0.5 (docs/drift.md "Live lines"). Changes below 0.5 card sd
-#: (a +6 K RTD offset is 0.38) are not reported by the demo.
-DEMO_MIN_EFFECT = 0.5
+#: Practical-significance threshold of the demo's drift worker (card standard deviations): 0, the library
+#: default. Was 0.5 while the KS test counted every vector as independent (the demo line with nothing injected
+#: raised its thermal fleet window at 140 s); with effective sample sizes (``serial_dependence``, on by
+#: default) the same replay drifts in neither fleet window at 0 (docs/drift.md "Serial dependence").
+DEMO_MIN_EFFECT = 0.0
 
 
 def demo_drift_settings(section: Any, seconds: float) -> tuple[Any, str]:
@@ -58,9 +58,11 @@ def demo_drift_settings(section: Any, seconds: float) -> tuple[Any, str]:
     if not {"baseline_size", "window", "warmup_s"} <= set(fields):
         return section, ""
     first = float(section.warmup_s) + float(section.baseline_size + section.window)  # PLC: 1 vector/s per asset
-    note = (f"drift counts a feature when it also moved >= {getattr(section, 'min_effect', 0.0):g} card sd; "
-            f"PLC asset windows: {section.warmup_s:.0f} s warm-up + baseline {section.baseline_size} + window "
-            f"{section.window} vectors (1/s per asset): first decision after ~{first:.0f} s")
+    effect = float(getattr(section, "min_effect", 0.0))
+    note = (f"drift counts a feature when it also moved >= {effect:g} card sd; " if effect > 0 else
+            "drift tests each feature with its effective sample size (serially dependent vectors); ")
+    note += (f"PLC asset windows: {section.warmup_s:.0f} s warm-up + baseline {section.baseline_size} + window "
+             f"{section.window} vectors (1/s per asset): first decision after ~{first:.0f} s")
     if first > seconds:
         note += f", later than this {seconds:.0f} s run (use --seconds {int(first + 2 * section.window)})"
     return section, note
