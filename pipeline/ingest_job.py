@@ -56,6 +56,10 @@ def phase(name: str) -> None:
     print(f"PHASE {name} {time.time():.3f}", flush=True)
 
 
+#: Seconds an orphaned job (its supervisor died) tries a clean cancel before killing its process group.
+ORPHAN_GRACE_S = 10.0
+
+
 def main(argv: list[str] | None = None) -> int:
     phase("process")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -107,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if status == "FAILED" else 0
     from pipeline.supervision.lifeline import exit_deadline
 
-    exit_deadline(args.stop_grace_s)
+    orphaned = args.parent_pid is not None and os.getppid() != args.parent_pid
+    # an orphan (its supervisor died) has nobody waiting for a clean cancel: a short grace, then the group goes
+    exit_deadline(min(args.stop_grace_s, ORPHAN_GRACE_S) if orphaned else args.stop_grace_s)
     try:
         client.cancel().result()
     except Exception as exc:  # already gone
