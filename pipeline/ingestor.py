@@ -48,6 +48,7 @@ class AssetIngestor:
         self.order = GatewayOrder(self.index, self.zone)
         self.ctx = HandlerContext.from_spec(spec)
         self._archive_root = self.zone.archive.resolve()
+        self._stamp = spec.flink.stage_times_file is not None
         self._seen_ms = 0.0  # when the element being handled (line or timer) reached the job
         self._seen_text = ""  # ... and its line ("" for a timer)
 
@@ -158,8 +159,9 @@ class AssetIngestor:
             data = read_blob(entry, path, self.spec.validation.blob_cap(entry.kind))
             read_ms = time.time() * 1000
             HANDLERS[entry.kind](self.ctx, Blob(entry, data, info), state, out)
-            out.times.append(BlobTimes(entry.path, entry.kind, self._seen_ms, read_ms, time.time() * 1000,
-                                       held=entry.text != self._seen_text))
+            if self._stamp:  # flink.stage_times_file set: per-stage latency of each blob (bench_e2e)
+                out.times.append(BlobTimes(entry.path, entry.kind, self._seen_ms, read_ms, time.time() * 1000,
+                                           held=entry.text != self._seen_text))
         except RejectedInput as exc:
             self.ctx.dead.rejection(out, source, exc, asset_id=entry.asset_id)
         except Exception as exc:  # bad input must never kill the job

@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.supervision.lock import is_locked
+
 log = logging.getLogger(__name__)
 
 OWNER = ".owner"
@@ -100,18 +102,9 @@ class TempRoot:
 
     @staticmethod
     def is_live(run: Path) -> bool:
-        """Does a live process hold the run's owner lock?"""
-        try:
-            fd = os.open(run / OWNER, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return False  # never got an owner (crashed while being created) or being removed
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        """Does a live process hold the run's owner lock? (No owner file: it crashed while being created,
+        or it is being removed.)"""
+        return is_locked(run / OWNER)
 
     def remove_stale(self) -> list[Path]:
         """Remove every run directory no live process owns; returns them."""
