@@ -121,19 +121,37 @@ def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_clie
         sim.join(timeout=30)
 
 
-def test_demo_never_shrinks_drift_windows_and_tests_its_fleet_against_its_own_baseline() -> None:
+def test_demo_drift_settings_keep_plc_windows_size_audio_for_its_rate_and_wait_for_thermal_steady_state() -> None:
     from linewatch.governance_settings import DriftSettings
 
     configured = DriftSettings()
     demo, note = demo_governance.demo_drift_settings(configured, 150)
-    assert (demo.window, demo.baseline_size, demo.fleet_window) == (configured.window, configured.baseline_size,
-                                                                    configured.fleet_window)
+    assert demo.windows("plc") == configured.windows("plc")  # PLC: the configured sizes (docs/drift.md)
+    assert demo.fleet_window == configured.fleet_window
+    assert demo.windows("audio")[:2] == (60, 120)  # audio clips: 1/s, nearly independent ("Demo drift")
+    assert demo.windows("thermal")[3] == demo_governance.DEMO_THERMAL_WARMUP_S >= 5 * 60  # 5 thermal time constants
     assert demo.fleet_reference == "baseline" and demo.warmup_s == configured.warmup_s
     assert demo.min_effect == max(demo_governance.DEMO_MIN_EFFECT, configured.min_effect)
     assert demo.serial_dependence and demo.min_n_eff >= 20  # honest p-values on a live line (no threshold needed)
-    assert "first decision after ~515 s" in note and "later than this 150 s run" in note
+    assert "plc 15 s + 300 + 200 at 1/s: first decision ~515 s" in note
+    assert "audio 15 s + 120 + 60 at 1/s: first decision ~195 s" in note and "later than this 150 s run" in note
     long_run, note = demo_governance.demo_drift_settings(configured, 3_600)
     assert "later than" not in note and long_run.window == configured.window
+    own = DriftSettings.model_validate({"modality_windows": {"audio": {"window": 90}}})
+    assert demo_governance.demo_drift_settings(own, 360)[0].windows("audio")[0] == 90  # configured wins
+
+
+def test_the_default_demo_injects_the_microphone_drift_after_the_audio_baselines() -> None:
+    from linewatch.cli.demo_cmd import DEFAULT_SECONDS
+    from linewatch.governance_settings import DriftSettings
+
+    settings, _ = demo_governance.demo_drift_settings(DriftSettings(), DEFAULT_SECONDS)
+    window, baseline, _, warmup = settings.windows("audio")
+    onset, ramp = demo_governance.DEMO_DRIFT.onset_ramp(DEFAULT_SECONDS)
+    assert demo_governance.DEMO_DRIFT.kind == "mic_degradation"
+    assert onset >= warmup + baseline  # after the asset's audio baseline (clips at 1/s), not inside it
+    assert onset + 3 * window <= DEFAULT_SECONDS  # three windows after onset fit into the default run
+    assert demo_governance.demo_simulator_config(Settings().simulator).drift_fraction == 0.0  # no other drift
 
 
 def test_fault_is_started_early_on_an_asset_without_its_own_fault(tmp_path: Path, redis_client: redis.Redis,
