@@ -2,6 +2,9 @@
 
     flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_drift_demo.py --seeds 7 1 2 \\
         [--seconds 360] [--cache .runs/drift_demo] [--json .runs/bench_drift_demo.json]
+    LINEWATCH_REDIS__URL=redis://127.0.0.1:6379/7 flock /work/coord/heavy.lock nice -n 5 .venv/bin/linewatch demo
+    .venv/bin/python bench/bench_drift_demo.py --from-redis redis://127.0.0.1:6379/7   # what that demo raised
+    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_drift_demo.py --seeds 7 --thermal-steady 900
 
 The line is ``linewatch demo``'s: its simulator settings (``demo_simulator_config``), its fault
 (``--fault bearing_wear`` on one asset from 5 s) and its drift (``DEMO_DRIFT``: a microphone losing
@@ -126,13 +129,94 @@ def evaluate(seed: int, seconds: float, cache: Path) -> dict[str, Any]:
     return result
 
 
+def thermal_steady(seed: int, seconds: float, cache: Path, fault: str = "bearing_wear") -> dict[str, Any]:
+    """Thermal asset windows of a longer demo line (its fault, no drift) with the demo's thermal warm-up: do
+    baselines taken after thermal steady state stay clean? Every thermal window decision, drifted or not."""
+    path = cache / f"thermal_seed{seed}_{int(seconds)}s.npz"
+    if not path.is_file():
+        config = demo_simulator_config(Settings().simulator.model_copy(update={"seed": seed}))
+        rows = [(s.message.asset_id, s.message.event_time_ms, np.asarray(s.message.vector))
+                for s in render_line(config, 6, seconds, ("thermal",),
+                                     lambda f: add_fault(f, fault, min(5.0, 0.05 * seconds), 108.0))]
+        cache.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, asset=np.array([a for a, _, _ in rows]), t=np.array([t for _, t, _ in rows]),
+                            x=np.stack([v for _, _, v in rows]))
+    with np.load(path, allow_pickle=False) as z:
+        assets, times, xs = z["asset"], z["t"], z["x"]
+    settings, _ = demo_drift_settings(DriftSettings(), seconds)
+    names, ref, _ = DeployedModel.load(settings, "thermal").reference()
+    monitor = FeatureDriftMonitor(names, ref, drift_params(settings, "thermal"), "thermal")
+    out = []
+    for a, t, x in zip(assets, times, xs):
+        for d in monitor.add(str(a), x, int(t)):
+            if d.scope == "asset" or d.drifted:
+                out.append({"t_s": (d.end_ms - T0_MS) / 1000, "scope": d.scope, "asset": d.asset_id,
+                            "drifted": d.drifted_names[:4], "event": d.event})
+    return {"seed": seed, "seconds": seconds, "decisions": out,
+            "raised": [d for d in out if d["event"] == "raised"]}
+
+
+def from_redis(url: str, prefix: str = "demo", shards: int = 4) -> dict[str, Any]:
+    """What a finished ``linewatch demo`` (run with ``LINEWATCH_REDIS__URL=url``) left in its streams: the line's
+    start (the first audio clip's event time), every drift alert raised (seconds after the start, asset, cause,
+    message) and the fault verdicts fusion raised (first time per asset and label)."""
+    import redis
+
+    from linewatch.contract import Alert, AudioFeatures, DriftReport, StreamNames, Verdict, decode_message
+
+    client = redis.Redis.from_url(url)
+    names = StreamNames(prefix, shards)
+
+    def read(stream: str) -> list[Any]:
+        out = []
+        for _, f in client.xrange(stream):
+            try:
+                out.append(decode_message(f))
+            except ValueError:
+                continue
+        return out
+
+    start = min(m.event_time_ms for s in range(shards) for m in read(names.features_shard("audio", s))
+                if isinstance(m, AudioFeatures))
+    alerts = [m for m in read(names.alerts) if isinstance(m, Alert) and m.source == "drift" and m.event == "raised"]
+    reports = [m for m in read(names.drift()) if isinstance(m, DriftReport)]
+    verdicts: dict[tuple[str, str], float] = {}
+    for s in range(shards):
+        for v in read(names.verdicts_shard(s)):
+            if isinstance(v, Verdict) and v.state == "raised":
+                key = (v.asset_id, v.label)
+                verdicts[key] = min(verdicts.get(key, 1e18), (v.event_time_ms - start) / 1000)
+    raised = [{"t_s": (r.window_end_ms - start) / 1000, "kind": r.kind, "scope": r.scope, "asset": r.asset_id,
+               "modality": r.modality, "cause": r.cause, "detail": r.cause_detail[:200],
+               "drifted": [f.name for f in r.features if f.drifted][:5],
+               "not_tested": [f.name for f in r.skipped if f.reason == "n_eff"][:8]}
+              for r in reports if r.state == "raised" and (r.drifted or r.kind != "feature")]
+    first_raised = {}
+    for r in raised:
+        first_raised.setdefault((r["kind"], r["modality"], r["asset"]), r)
+    return {"start_ms": start, "drift_alerts": [{"asset": a.asset_id, "label": a.label, "message": a.message}
+                                                for a in alerts],
+            "first_raised_reports": list(first_raised.values()),
+            "fault_verdicts_first_raised_s": {f"{a}:{lab}": t for (a, lab), t in sorted(verdicts.items())}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[7, 1, 2])
     ap.add_argument("--seconds", type=float, default=None, help="the demo's length (default: the demo's default)")
     ap.add_argument("--cache", type=Path, default=Path(".runs/drift_demo"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--thermal-steady", type=float, default=None, metavar="SECONDS",
+                    help="only: thermal asset windows of a SECONDS-long demo line (demo warm-up), seed --seeds[0]")
+    ap.add_argument("--from-redis", default=None, help="read a finished `linewatch demo` run from this Redis URL "
+                    "(demo run with LINEWATCH_REDIS__URL set) instead of replaying")
     args = ap.parse_args()
+    if args.from_redis:
+        print(json.dumps(from_redis(args.from_redis), indent=1, default=str))
+        return
+    if args.thermal_steady:
+        print(json.dumps(thermal_steady(args.seeds[0], args.thermal_steady, args.cache), indent=1, default=str))
+        return
     from linewatch.cli.demo_cmd import DEFAULT_SECONDS
 
     seconds = args.seconds or DEFAULT_SECONDS
