@@ -18,6 +18,7 @@ from linewatch.contract import (
     AlertSeverity,
     DriftFeature,
     DriftReport,
+    DriftSkipped,
     Explanation,
     FeatureWeight,
     ModalityExplanation,
@@ -71,9 +72,11 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
         kind="feature", scope="asset", asset_id="CNV-06", modality="plc", window_start_ms=0, window_end_ms=1,
         n_live=500, n_reference=2000, drifted=True, state="raised", cause="sensor",
         features=[DriftFeature(name="bearing_temp_c_mean", statistic=0.5, p_value=1e-12, p_adjusted=3e-11,
-                               effect_size=2.0, drifted=True)], decided_at_ms=1_700_000_000_000))
+                               effect_size=2.0, drifted=True)], decided_at_ms=1_700_000_000_000,
+        skipped=[DriftSkipped(name="temp.slope", reason="n_eff", n_eff_live=7.0, n_eff_reference=30.0)]))
     write(redis_client, names.alerts, Alert(asset_id="CNV-06", severity=AlertSeverity.WARNING, label="drift",
-                                            message="m", created_at_ms=1, source="drift", event="raised"))
+                                            message="audio feature drift on CNV-06 (suspected cause: sensor)",
+                                            created_at_ms=1, source="drift", event="raised"))
     v_id = write(redis_client, names.verdicts("PMP-01"), Verdict(asset_id="PMP-01", event_time_ms=1,
                                                                  label="bearing_wear", confidence=0.9, state="raised"))
     write(redis_client, names.verdicts("PMP-02"), Verdict(asset_id="PMP-02", event_time_ms=1, label="imbalance",
@@ -88,7 +91,9 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
         rule_hits=[RuleHit(rule_id="outer-race", label="bearing_wear", cause="outer-race wear", action="a")]))
     out = text(gov)
     assert "1 drift alert(s) raised" in out
-    assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean" in out
+    assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean 0.50 3e-11 +2.0" in out
+    assert "1 (n_eff)" in out  # one feature not tested
+    assert "newest drift alert (CNV-06): audio feature drift on CNV-06 (suspected cause: sensor)" in out
     assert "env_bpfo_order" in out and "outer-race" in out and "0.87" in out and "yes" in out
     assert "1 raised fault(s) not explained yet: PMP-02" in out  # PMP-02's fault is not explained yet
 
