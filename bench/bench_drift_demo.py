@@ -41,7 +41,7 @@ MODALITIES = ("plc", "thermal", "audio")
 def render(seed: int, seconds: float, cache: Path, fault: str = "bearing_wear") -> dict[str, Any]:
     """Vectors of the demo line (drift injected) and of the drifted asset without the drift; cached."""
     onset, ramp = DEMO_DRIFT.onset_ramp(seconds)
-    path = cache / f"seed{seed}_{int(seconds)}s_{DEMO_DRIFT.kind}_{DEMO_DRIFT.magnitude:g}_{onset:g}_{ramp:g}.npz"
+    path = cache / f"v2_seed{seed}_{int(seconds)}s_{DEMO_DRIFT.kind}_{DEMO_DRIFT.magnitude:g}_{onset:g}_{ramp:g}.npz"
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}

@@ -56,7 +56,7 @@ def demo(
     fault: str = typer.Option("bearing_wear", "--fault", help="Fault started on one asset 5 s into the run, "
                               "reaching full severity at 35 percent of it (so a short demo shows a fault verdict, "
                               "its alert and its explanation): bearing_wear, electrical_overheating, "
-                              "cooling_failure, imbalance, cavitation, or none (only the scenario's own faults)."),
+                              "cooling_failure, imbalance, cavitation, or none (the demo line has no other fault)."),
 ) -> None:
     """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, run the
     services (inference x3, fusion, alerts), and show live per asset the verdict, open alerts, stage

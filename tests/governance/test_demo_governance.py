@@ -156,7 +156,8 @@ def test_the_default_demo_injects_the_microphone_drift_after_the_audio_baselines
     assert demo_governance.DEMO_DRIFT.kind == "mic_degradation"
     assert onset >= warmup + baseline  # after the asset's audio baseline (clips at 1/s), not inside it
     assert onset + 3 * window <= DEFAULT_SECONDS  # three windows after onset fit into the default run
-    assert demo_governance.demo_simulator_config(Settings().simulator).drift_fraction == 0.0  # no other drift
+    sim = demo_governance.demo_simulator_config(Settings().simulator)
+    assert sim.drift_fraction == 0.0 and sim.fault_fraction == 0.0  # only what the demo injects
 
 
 def test_fault_is_started_early_on_an_asset_without_its_own_fault(tmp_path: Path, redis_client: redis.Redis,
