@@ -276,8 +276,9 @@ def fault_episodes(client: redis.Redis, names: StreamNames, start_ms: int, end_m
 
 
 def _episodes_text(episodes: list[FaultEpisode]) -> str:
-    return ", ".join(f"{e.label} on {e.asset_id} (verdict raised from "
-                     f"{time.strftime('%H:%M:%S', time.gmtime(e.start_ms / 1000))} UTC)" for e in episodes)
+    return ", ".join(f"{e.label} on {e.asset_id} (fusion verdict raised, seen from "
+                     f"{time.strftime('%H:%M:%S', time.gmtime(e.start_ms / 1000))} UTC in this window)"
+                     for e in episodes)
 
 
 def drift_params(settings: DriftSettings, modality: str) -> DriftParams:
@@ -370,7 +371,7 @@ class FeatureDriftHandler:
                                                                                          d.asset_id)
         if not eps:
             return None
-        return "fault", (f"{d.asset_id}'s features moved with its open fault episode ({_episodes_text(eps)}): the "
+        return "fault", (f"{d.asset_id}'s features moved with an open fault episode, {_episodes_text(eps)}: the "
                          "machine is faulting, not a sensor ageing or a stale model")
 
     def _report(self, d: WindowDecision) -> DriftReport:
