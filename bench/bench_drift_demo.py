@@ -162,7 +162,7 @@ def from_redis(url: str, prefix: str = "demo", shards: int = 4) -> dict[str, Any
     message) and the fault verdicts fusion raised (first time per asset and label)."""
     import redis
 
-    from linewatch.contract import Alert, AudioFeatures, DriftReport, StreamNames, Verdict, decode_message
+    from linewatch.contract import Alert, AudioFeatures, DriftReport, Prediction, StreamNames, Verdict, decode_message
 
     client = redis.Redis.from_url(url)
     names = StreamNames(prefix, shards)
@@ -176,8 +176,11 @@ def from_redis(url: str, prefix: str = "demo", shards: int = 4) -> dict[str, Any
                 continue
         return out
 
-    start = min(m.event_time_ms for s in range(shards) for m in read(names.features_shard("audio", s))
-                if isinstance(m, AudioFeatures))
+    # the line's start: the earliest event time left in the features and predictions streams (the demo's
+    # retention keeper trims the big features streams first; the predictions keep the first seconds longer)
+    streams = [names.features_shard(m, s) for m in MODALITIES for s in range(shards)]
+    streams += [names.predictions_shard(m, s) for m in MODALITIES for s in range(shards)]
+    start = min(m.event_time_ms for st in streams for m in read(st) if isinstance(m, AudioFeatures | Prediction))
     alerts = [m for m in read(names.alerts) if isinstance(m, Alert) and m.source == "drift" and m.event == "raised"]
     reports = [m for m in read(names.drift()) if isinstance(m, DriftReport)]
     verdicts: dict[tuple[str, str], float] = {}
@@ -194,7 +197,8 @@ def from_redis(url: str, prefix: str = "demo", shards: int = 4) -> dict[str, Any
     first_raised = {}
     for r in raised:
         first_raised.setdefault((r["kind"], r["modality"], r["asset"]), r)
-    return {"start_ms": start, "drift_alerts": [{"asset": a.asset_id, "label": a.label, "message": a.message}
+    onset_s, _ = DEMO_DRIFT.onset_ramp(360.0)
+    return {"start_ms": start, "demo_drift_onset_s": onset_s, "drift_alerts": [{"asset": a.asset_id, "label": a.label, "message": a.message}
                                                 for a in alerts],
             "first_raised_reports": list(first_raised.values()),
             "fault_verdicts_first_raised_s": {f"{a}:{lab}": t for (a, lab), t in sorted(verdicts.items())}}
