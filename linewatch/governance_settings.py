@@ -26,6 +26,8 @@ class ModalityWindows(BaseModel):
     baseline_size: int | None = Field(default=None, ge=20)
     fleet_window: int | None = Field(default=None, ge=20)
     warmup_s: float | None = Field(default=None, ge=0.0)
+    asset_windows: bool = Field(default=True, description="False: test this modality's fleet windows only, no "
+                                "asset against its own baseline (features that wander on a live line).")
 
 
 class DriftSettings(WorkerSettings):
@@ -95,6 +97,10 @@ class DriftSettings(WorkerSettings):
     shadow_backend: Literal["onnxruntime", "triton"] = "onnxruntime"
     triton_url: str | None = None
     max_batch: int = Field(256, ge=1, le=4096)
+
+    def asset_windows(self, modality: str) -> bool:
+        """Whether ``modality``'s assets are tested against their own baselines."""
+        return self.modality_windows.get(modality, ModalityWindows()).asset_windows
 
     def windows(self, modality: str) -> tuple[int, int, int, float]:
         """(window, baseline_size, fleet_window, warmup_s) of ``modality``."""

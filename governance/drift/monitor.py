@@ -130,6 +130,7 @@ class DriftParams:
     rules: CauseRules = field(default_factory=CauseRules)
     single_device: str | None = None  #: "thermal camera" / "microphone": the modality is one sensor
     warmup_ms: int = 0  #: an asset's first vectors (event time since its first) count nowhere
+    asset_windows: bool = True  #: False: no asset windows (fleet windows only) for this modality
     min_effect: float = 0.0  #: |median shift| in card-reference standard deviations needed to drift
     gates: tuple[tuple[str, str], ...] = ()  #: (feature prefix, availability flag): test only where flag == 1
     serial: bool = False  #: p-values from effective sizes n / tau of the (time-ordered) windows and baselines
@@ -281,7 +282,9 @@ class FeatureDriftMonitor:
         st.first_ms = time_ms if st.first_ms is None else min(st.first_ms, time_ms)
         if time_ms - st.first_ms < self.params.warmup_ms:  # the asset's features are still warming up
             return out
-        if st.tests is None:  # still collecting the asset's baseline
+        if not self.params.asset_windows:
+            pass
+        elif st.tests is None:  # still collecting the asset's baseline
             st.baseline.append(v)
             if len(st.baseline) >= self.params.baseline_size:
                 st.tests = ReferenceTests(self.names, np.vstack(st.baseline), self.params.gates, self.card_scale,

@@ -291,6 +291,7 @@ def drift_params(settings: DriftSettings, modality: str) -> DriftParams:
                        cooldown=s.cooldown, fleet_horizon_ms=s.fleet_horizon_ms,
                        rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
                        single_device=SINGLE_DEVICE.get(modality), warmup_ms=int(warmup_s * 1000),
+                       asset_windows=s.asset_windows(modality),
                        min_effect=s.min_effect, gates=GATES.get(modality, ()), serial=s.serial_dependence,
                        min_n_eff=s.min_n_eff)
 
