@@ -129,9 +129,13 @@ def evaluate(seed: int, seconds: float, cache: Path) -> dict[str, Any]:
     return result
 
 
-def thermal_steady(seed: int, seconds: float, cache: Path, fault: str = "bearing_wear") -> dict[str, Any]:
-    """Thermal asset windows of a longer demo line (its fault, no drift) with the demo's thermal warm-up: do
-    baselines taken after thermal steady state stay clean? Every thermal window decision, drifted or not."""
+def thermal_steady(seed: int, seconds: float, cache: Path, fault: str = "bearing_wear",
+                   warmup_s: float = 300.0) -> dict[str, Any]:
+    """Thermal asset windows of a longer demo line (its fault, no drift) with asset baselines taken after
+    ``warmup_s`` (300: five of the simulator's 60-s thermal time constants): do baselines taken after thermal
+    steady state stay clean? Every thermal asset window decision (and drifted fleet window)."""
+    from linewatch.governance_settings import ModalityWindows
+
     path = cache / f"thermal_seed{seed}_{int(seconds)}s.npz"
     if not path.is_file():
         config = demo_simulator_config(Settings().simulator.model_copy(update={"seed": seed}))
@@ -144,6 +148,8 @@ def thermal_steady(seed: int, seconds: float, cache: Path, fault: str = "bearing
     with np.load(path, allow_pickle=False) as z:
         assets, times, xs = z["asset"], z["t"], z["x"]
     settings, _ = demo_drift_settings(DriftSettings(), seconds)
+    settings = settings.model_copy(update={"modality_windows": {
+        **settings.modality_windows, "thermal": ModalityWindows(warmup_s=warmup_s, asset_windows=True)}})
     names, ref, _ = DeployedModel.load(settings, "thermal").reference()
     monitor = FeatureDriftMonitor(names, ref, drift_params(settings, "thermal"), "thermal")
     out = []

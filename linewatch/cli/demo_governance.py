@@ -67,7 +67,7 @@ DEMO_DRIFT = DemoDrift()
 #: independent (per-clip noise; docs/drift.md "Demo drift"), so 120 clips of baseline and windows of 60 give
 #: the KS test effective sizes above ``min_n_eff``. Thermal: fleet windows only. Measured on the demo line,
 #: thermal asset windows drift against their own baselines on healthy machines whether the baseline starts
-#: at 15 s (6 of 6 at 264 s) or after 5 thermal time constants (300 s: 4 of 5 healthy raised at 650 s, 900-s
+#: at 15 s (6 of 6 at 264 s) or after 5 thermal time constants (300 s: 4 of 5 healthy raised by 850 s, 900-s
 #: line): the thermal features wander with load and stops over minutes. PLC keeps the configured sizes.
 DEMO_AUDIO_WINDOWS = {"window": 60, "baseline_size": 120}
 
