@@ -134,13 +134,14 @@ def test_demo_drift_settings_keep_plc_windows_size_audio_for_its_rate_and_test_t
     assert demo.windows("plc") == configured.windows("plc")  # PLC: the configured sizes (docs/drift.md)
     assert demo.fleet_window == configured.fleet_window
     assert demo.windows("audio")[:2] == (60, 120)  # audio clips: 1/s, nearly independent ("Demo drift")
-    assert not demo.asset_windows("thermal") and demo.asset_windows("audio")  # thermal: fleet windows only
+    assert not demo.asset_windows("thermal") and demo.asset_windows("audio")  # thermal: fleet windows only,
+    assert demo.windows("thermal")[3] == demo_governance.DEMO_THERMAL_WARMUP_S >= 5 * 60  # from steady state
     assert demo.fleet_reference == "baseline" and demo.warmup_s == configured.warmup_s
     assert demo.min_effect == max(demo_governance.DEMO_MIN_EFFECT, configured.min_effect)
     assert demo.serial_dependence and demo.min_n_eff >= 20  # honest p-values on a live line (no threshold needed)
     assert "plc 15 s + 300 + 200 at 1/s: first decision ~515 s" in note
     assert "audio 15 s + 120 + 60 at 1/s: first decision ~195 s" in note and "later than this 150 s run" in note
-    assert "thermal fleet windows only" in note
+    assert "thermal fleet windows only, 300 s warm-up" in note
     long_run, note = demo_governance.demo_drift_settings(configured, 3_600)
     assert "later than" not in note and long_run.window == configured.window
     own = DriftSettings.model_validate({"modality_windows": {"audio": {"window": 90}}})
