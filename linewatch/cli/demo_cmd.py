@@ -48,8 +48,8 @@ def demo(
     mqtt: bool = typer.Option(False, "--mqtt/--no-mqtt", help="Also publish alerts to the MQTT broker in settings."),
     governance: bool = typer.Option(True, "--governance/--no-governance",
                                     help="Run the audit, drift and explain workers too (those installed)."),
-    drift: str = typer.Option("mic_degradation", "--drift", help="Drift injected into the simulated line from 40 percent "
-                              "of the run (the line has no other drift): mic_degradation (the last asset's microphone "
+    drift: str = typer.Option("mic_degradation", "--drift", help="Drift injected into the simulated line from 135 s (40 "
+                              "percent of a shorter run; the line has no other drift): mic_degradation (the last asset's microphone "
                               "loses its high frequencies; raised within about 2 minutes, docs/drift.md \"Demo "
                               "drift\"), plc_temp_offset, camera_ageing (one asset), ambient_shift (every asset), "
                               "or none."),
@@ -161,7 +161,7 @@ def demo(
 
 
 def _inject(gov: DemoGovernance, drift: str, fault: str, seconds: float, factory: Factory) -> None:
-    """The demo's scenario additions: a drift from 40 % of the run, a fault from 5 s."""
+    """The demo's scenario additions: a drift from 135 s (``DEMO_DRIFT``), a fault from 5 s."""
     from linewatch.cli.demo_governance import DEMO_DRIFT
 
     if drift != "none":
