@@ -136,6 +136,25 @@ def evaluate(seed: int, seconds: float, cache: Path) -> dict[str, Any]:
     return result
 
 
+def audio_tau(seed: int, seconds: float, cache: Path) -> dict[str, dict[str, float]]:
+    """Integrated autocorrelation time of each audio feature over an asset's baseline clips (15-134 s) on the
+    no-drift line: median, 90th percentile and the share <= 3 (a window of 60 clips then is worth >= 20)."""
+    from governance.drift.ks import autocorrelation_time
+
+    data = render(seed, seconds, cache)
+    target = json.loads(str(data["info"]))["target"]
+    out = {}
+    for a in sorted(set(data["audio_asset"])):
+        src = "audio_clean" if a == target else "audio"
+        m = data[f"{src}_asset"] == a
+        t = (data[f"{src}_t"][m] - T0_MS) / 1000
+        x = data[f"{src}_x"][m][(t >= 15) & (t < 135)]
+        taus = np.array([autocorrelation_time(x[:, j]) for j in range(x.shape[1]) if np.std(x[:, j]) > 0])
+        out[str(a)] = {"median": round(float(np.median(taus)), 2), "p90": round(float(np.percentile(taus, 90)), 2),
+                       "share_le_3": round(float(np.mean(taus <= 3)), 2)}
+    return out
+
+
 def thermal_steady(seed: int, seconds: float, cache: Path, fault: str = "bearing_wear",
                    warmup_s: float = 300.0) -> dict[str, Any]:
     """Thermal asset windows of a longer demo line (its fault, no drift) with asset baselines taken after
@@ -227,11 +246,18 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--thermal-steady", type=float, default=None, metavar="SECONDS",
                     help="only: thermal asset windows of a SECONDS-long demo line (demo warm-up), seed --seeds[0]")
+    ap.add_argument("--tau", action="store_true", help="only: audio autocorrelation times per asset (--seeds)")
     ap.add_argument("--from-redis", default=None, help="read a finished `linewatch demo` run from this Redis URL "
                     "(demo run with LINEWATCH_REDIS__URL set) instead of replaying")
     args = ap.parse_args()
     if args.from_redis:
         print(json.dumps(from_redis(args.from_redis), indent=1, default=str))
+        return
+    if args.tau:
+        from linewatch.cli.demo_cmd import DEFAULT_SECONDS as default
+
+        for seed in args.seeds:
+            print(seed, json.dumps(audio_tau(seed, args.seconds or default, args.cache)))
         return
     if args.thermal_steady:
         print(json.dumps(thermal_steady(args.seeds[0], args.thermal_steady, args.cache), indent=1, default=str))
