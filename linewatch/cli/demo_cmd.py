@@ -50,7 +50,7 @@ def demo(
                                     help="Run the audit, drift and explain workers too (those installed)."),
     drift: str = typer.Option("mic_degradation", "--drift", help="Drift injected into the simulated line from 135 s (40 "
                               "percent of a shorter run; the line has no other drift): mic_degradation (the last asset's microphone "
-                              "loses its high frequencies; raised within about 2 minutes, docs/drift.md \"Demo "
+                              "loses its high frequencies; raised 2-3 minutes later, docs/drift.md \"Demo "
                               "drift\"), plc_temp_offset, camera_ageing (one asset), ambient_shift (every asset), "
                               "or none."),
     fault: str = typer.Option("bearing_wear", "--fault", help="Fault started on one asset 5 s into the run, "
