@@ -9,9 +9,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from linewatch.service_settings import WorkerSettings
+
+
+class ModalityWindows(BaseModel):
+    """Window sizes of one modality where they differ from the drift section's (unset: the section's).
+
+    The sizes count vectors; modalities arrive at different rates (PLC windows 1/s, thermal frames 2/s, audio
+    clips 1/s per asset) and with different serial dependence, so what a window of 200 vectors is worth differs
+    (docs/drift.md "Demo drift")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    window: int | None = Field(default=None, ge=20)
+    baseline_size: int | None = Field(default=None, ge=20)
+    fleet_window: int | None = Field(default=None, ge=20)
+    warmup_s: float | None = Field(default=None, ge=0.0)
+    asset_windows: bool = Field(default=True, description="False: test this modality's fleet windows only, no "
+                                "asset against its own baseline (features that wander on a live line).")
 
 
 class DriftSettings(WorkerSettings):
@@ -41,6 +57,9 @@ class DriftSettings(WorkerSettings):
                                     "their lengths (docs/drift.md 'Serial dependence').")
     min_n_eff: float = Field(20.0, ge=0.0, description="With serial_dependence: a feature whose window or "
                              "baseline is worth fewer independent draws is not tested in that window.")
+    modality_windows: dict[str, ModalityWindows] = Field(
+        default_factory=dict, description="Per-modality window sizes and warm-up where they differ from the "
+        "ones above, e.g. LINEWATCH_DRIFT__MODALITY_WINDOWS='{\"audio\": {\"window\": 60, \"baseline_size\": 120}}'.")
     alpha: float = Field(0.01, gt=0.0, lt=0.5, description="Level per window after the correction across "
                          "features: the configured false-alarm rate per window.")
     correction: Literal["bonferroni", "bh"] = "bonferroni"
@@ -58,6 +77,11 @@ class DriftSettings(WorkerSettings):
     prediction_reference: Literal["baseline", "card"] = Field(
         "baseline", description="Label mix to compare with: the first predictions after start, or the card's "
                                 "reference labels (class-balanced training data: only for balanced lines).")
+    fault_verdicts: bool = Field(True, description="Read the fusion verdicts when a window drifts: drift on an asset "
+                                 "with an open fault episode (and a prediction shift coming from such assets) gets "
+                                 "cause 'fault', not sensor/machine/model.")
+    fault_share: float = Field(0.5, gt=0.0, le=1.0, description="Prediction drift is cause 'fault' when assets with "
+                               "an open fault episode account for at least this share of the label shift.")
     prediction_baseline: int = Field(500, ge=20)
     prediction_window: int = Field(500, ge=20)
     # -- error-stream drift (operator feedback) --------------------------------------------------------
@@ -73,3 +97,13 @@ class DriftSettings(WorkerSettings):
     shadow_backend: Literal["onnxruntime", "triton"] = "onnxruntime"
     triton_url: str | None = None
     max_batch: int = Field(256, ge=1, le=4096)
+
+    def asset_windows(self, modality: str) -> bool:
+        """Whether ``modality``'s assets are tested against their own baselines."""
+        return self.modality_windows.get(modality, ModalityWindows()).asset_windows
+
+    def windows(self, modality: str) -> tuple[int, int, int, float]:
+        """(window, baseline_size, fleet_window, warmup_s) of ``modality``."""
+        o = self.modality_windows.get(modality, ModalityWindows())
+        return (o.window or self.window, o.baseline_size or self.baseline_size, o.fleet_window or self.fleet_window,
+                self.warmup_s if o.warmup_s is None else o.warmup_s)

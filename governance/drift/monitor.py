@@ -69,6 +69,31 @@ class FeatureTest:
     drifted: bool
 
 
+SkipReason = Literal["n_eff", "no_live_values", "no_reference", "availability_flag"]
+SKIP_REASONS: dict[str, str] = {
+    "n_eff": "worth fewer independent draws than min_n_eff (serial dependence): no honest test in this window",
+    "no_live_values": "no finite live value (or none where its availability flag is 1) in this window",
+    "no_reference": "no finite or varying reference value to test against",
+    "availability_flag": "an availability flag: its gated features are tested where it is 1",
+}
+
+
+@dataclass(frozen=True)
+class SkippedFeature:
+    """A feature not tested in a window, and why (:data:`SKIP_REASONS`)."""
+
+    name: str
+    reason: SkipReason
+    n_eff_live: float | None = None  #: with reason n_eff: the effective sizes of both sides
+    n_eff_reference: float | None = None
+
+
+@dataclass(frozen=True)
+class WindowTests:
+    tested: list[FeatureTest]  #: drifted first, then by p-value
+    skipped: list[SkippedFeature]
+
+
 @dataclass(frozen=True)
 class WindowDecision:
     scope: Literal["asset", "fleet"]
@@ -82,6 +107,7 @@ class WindowDecision:
     event: AlarmEvent
     raised: bool  #: the alarm state after this window
     cause: CauseHint | None
+    skipped: list[SkippedFeature] = field(default_factory=list)  #: features not tested in this window
 
     @property
     def drifted_names(self) -> list[str]:
@@ -104,6 +130,7 @@ class DriftParams:
     rules: CauseRules = field(default_factory=CauseRules)
     single_device: str | None = None  #: "thermal camera" / "microphone": the modality is one sensor
     warmup_ms: int = 0  #: an asset's first vectors (event time since its first) count nowhere
+    asset_windows: bool = True  #: False: no asset windows (fleet windows only) for this modality
     min_effect: float = 0.0  #: |median shift| in card-reference standard deviations needed to drift
     gates: tuple[tuple[str, str], ...] = ()  #: (feature prefix, availability flag): test only where flag == 1
     serial: bool = False  #: p-values from effective sizes n / tau of the (time-ordered) windows and baselines
@@ -173,22 +200,36 @@ class ReferenceTests:
 
     def evaluate(self, window: NDArray[Any], alpha: float, correction: Correction,
                  min_effect: float = 0.0, dependent: bool = False, min_n_eff: float = 0.0) -> list[FeatureTest]:
+        """The tested features of :meth:`evaluate_window` (drifted first, then by p-value)."""
+        return self.evaluate_window(window, alpha, correction, min_effect, dependent, min_n_eff).tested
+
+    def evaluate_window(self, window: NDArray[Any], alpha: float, correction: Correction,
+                        min_effect: float = 0.0, dependent: bool = False, min_n_eff: float = 0.0) -> WindowTests:
         """Test each feature of ``window`` (rows in time order when ``dependent``); features worth fewer
-        than ``min_n_eff`` independent draws on either side are left out (see the module docstring)."""
+        than ``min_n_eff`` independent draws on either side are not tested, and are listed with the others
+        left out and why (see the module docstring)."""
         rows: list[tuple[str, float, float, float, float]] = []
+        skipped: list[SkippedFeature] = []
+        flags = set(self.gated.values())
         for j, (name, test) in enumerate(zip(self.names, self.tests)):
+            if test is None:
+                skipped.append(SkippedFeature(name, "availability_flag" if j in flags else "no_reference"))
+                continue
             col = window[:, j] if j not in self.gated else window[window[:, self.gated[j]] >= 0.5, j]
-            if test is None or not np.isfinite(col).any():
+            if not np.isfinite(col).any():
+                skipped.append(SkippedFeature(name, "no_live_values"))
                 continue
             r = test.test(col, dependent=dependent)
             if min(r.n_eff_reference, r.n_eff_live) < min_n_eff:
+                skipped.append(SkippedFeature(name, "n_eff", round(float(r.n_eff_live), 1),
+                                              round(float(r.n_eff_reference), 1)))
                 continue
             practical = abs(float(np.nanmedian(col)) - float(self.medians[j])) / float(self.scale[j])
             rows.append((name, r.statistic, r.p_value, r.effect_size, practical))
         adjusted = adjust([p for _, _, p, _, _ in rows], correction)
         out = [FeatureTest(n, d, p, pa, e, pa <= alpha and shift >= min_effect)
                for (n, d, p, e, shift), pa in zip(rows, adjusted)]
-        return sorted(out, key=lambda f: (not f.drifted, f.p_value))
+        return WindowTests(sorted(out, key=lambda f: (not f.drifted, f.p_value)), skipped)
 
 
 @dataclass
@@ -241,7 +282,9 @@ class FeatureDriftMonitor:
         st.first_ms = time_ms if st.first_ms is None else min(st.first_ms, time_ms)
         if time_ms - st.first_ms < self.params.warmup_ms:  # the asset's features are still warming up
             return out
-        if st.tests is None:  # still collecting the asset's baseline
+        if not self.params.asset_windows:
+            pass
+        elif st.tests is None:  # still collecting the asset's baseline
             st.baseline.append(v)
             if len(st.baseline) >= self.params.baseline_size:
                 st.tests = ReferenceTests(self.names, np.vstack(st.baseline), self.params.gates, self.card_scale,
@@ -270,7 +313,8 @@ class FeatureDriftMonitor:
     def _asset_decision(self, asset_id: str, st: _AssetState, data: WindowData) -> WindowDecision:
         p = self.params
         assert st.tests is not None
-        feats = st.tests.evaluate(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
+        tests = st.tests.evaluate_window(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
+        feats = tests.tested
         drifted = any(f.drifted for f in feats)
         st.last_drifted = frozenset(f.name for f in feats if f.drifted)
         st.last_end_ms = data.end_ms
@@ -282,11 +326,12 @@ class FeatureDriftMonitor:
         cause = (p.rules.cause(asset_id, self._recent_drift(data.end_ms), p.single_device, others)
                  if drifted or st.hysteresis.raised else None)
         return WindowDecision("asset", asset_id, data.start_ms, data.end_ms, len(data.values), st.tests.n, feats,
-                              drifted, event, st.hysteresis.raised, cause)
+                              drifted, event, st.hysteresis.raised, cause, tests.skipped)
 
     def _fleet_decision(self, data: WindowData, tests: ReferenceTests) -> WindowDecision:
         p = self.params
-        feats = tests.evaluate(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
+        window = tests.evaluate_window(data.values, p.alpha, p.correction, p.min_effect, p.serial, p.min_n_eff)
+        feats = window.tested
         drifted = any(f.drifted for f in feats)
         event = self.fleet_hysteresis.update(drifted)
         cause = None
@@ -295,4 +340,4 @@ class FeatureDriftMonitor:
             cause = CauseHint("fleet", f"the pooled fleet window left the model's training reference; {k} of {n} "
                                        "assets drifted against their own baselines")
         return WindowDecision("fleet", "fleet", data.start_ms, data.end_ms, len(data.values), tests.n,
-                              feats, drifted, event, self.fleet_hysteresis.raised, cause)
+                              feats, drifted, event, self.fleet_hysteresis.raised, cause, window.skipped)

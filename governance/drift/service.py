@@ -35,6 +35,7 @@ from prometheus_client import Counter, Histogram
 from governance.drift.cause import CauseRules
 from governance.drift.chi2 import chi2_counts
 from governance.drift.error_detectors import ErrorStreamMonitor
+from governance.drift.faults import FaultEpisode, FaultEpisodes, prediction_fault_share
 from governance.drift.monitor import DriftBoard, DriftParams, FeatureDriftMonitor, WindowDecision
 from governance.drift.shadow import (
     TEACHER_ROLE,
@@ -52,12 +53,14 @@ from linewatch.contract import (
     DeadLetterReason,
     DriftFeature,
     DriftReport,
+    DriftSkipped,
     Feedback,
     ModelRef,
     PlcFeatures,
     Prediction,
     StreamNames,
     ThermalFeatures,
+    Verdict,
     decode_message,
     encode_message,
 )
@@ -91,6 +94,9 @@ class DriftMetrics:
                               ["role", "kind", "scope"], registry=r)
         self.seconds = Histogram("linewatch_drift_evaluation_seconds", "Time to evaluate one drift window.",
                                  ["role", "kind"], buckets=LATENCY_BUCKETS, registry=r)
+        self.skipped = Counter("linewatch_drift_features_skipped", "Features not tested in a drift window, by "
+                               "reason (n_eff: fewer effective draws than min_n_eff).",
+                               ["role", "scope", "reason"], registry=r)
         self.shadow_scored = Counter("linewatch_shadow_scored", "Predictions scored again by the teacher.",
                                      ["role"], registry=r)
         self.shadow_disagreements = Counter("linewatch_shadow_disagreements", "Teacher and student disagree.",
@@ -127,6 +133,7 @@ def _feature_details(report: DriftReport, limit: int = 12) -> dict[str, Any]:
         "features": [{"name": f.name, "test": f.test, "statistic": round(f.statistic, 4), "p_value": f.p_value,
                       "p_adjusted": f.p_adjusted, "effect_size": round(f.effect_size, 3), "drifted": f.drifted}
                      for f in report.features[:limit]],
+        "skipped": [f.model_dump(exclude_none=True) for f in report.skipped],
         "detector": report.detector, "error_rate": report.error_rate,
         "model": report.model.model_dump() if report.model else None,
     }
@@ -144,8 +151,22 @@ def feature_message(report: DriftReport, event: AlarmEvent) -> str:
         return f"{report.modality} {report.kind} drift on {where} cleared ({_window_text(report)})"
     top = "; ".join([f"{f.name} {f.test.upper()} {f.statistic:.2f} p_adj {f.p_adjusted:.1e} effect "
                      f"{f.effect_size:+.2f}" for f in report.features if f.drifted][:3])
-    return (f"{report.modality} {report.kind} drift on {where} (suspected cause: {report.cause}): {top} "
-            f"[{report.correction} alpha {report.alpha}; {_window_text(report)}]")
+    cause = f"suspected cause: {report.cause}" + (f": {report.cause_detail}" if report.cause == "fault" else "")
+    return (f"{report.modality} {report.kind} drift on {where} ({cause}): {top} "
+            f"[{report.correction} alpha {report.alpha}; {_window_text(report)}]{skipped_text(report.skipped)}")
+
+
+def skipped_text(skipped: list[DriftSkipped], limit: int = 4) -> str:
+    """``; not tested: ...`` for the features a window left out (the availability flags are not news)."""
+    shown = [f for f in skipped if f.reason != "availability_flag"]
+    if not shown:
+        return ""
+    by: dict[str, list[str]] = {}
+    for f in shown:
+        by.setdefault(f.reason, []).append(f.name)
+    what = {"n_eff": "too few effective draws", "no_live_values": "no live values", "no_reference": "no reference"}
+    parts = [f"{len(v)} ({what[r]}: {', '.join(v[:limit])}{', ...' if len(v) > limit else ''})" for r, v in by.items()]
+    return f"; not tested: {'; '.join(parts)}"
 
 
 @dataclass(frozen=True)
@@ -188,21 +209,29 @@ class _CountMix:
         self.window: Tally[str] = Tally()
         self.n_window = 0
         self.start_ms: int | None = None
+        self.baseline_by_key: dict[str, Tally[str]] = {}  #: per asset: which asset's entries moved
+        self.window_by_key: dict[str, Tally[str]] = {}
+        self.last_by_key: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] = ({}, {})
 
-    def add(self, counts: Mapping[str, int], time_ms: int) -> tuple[dict[str, int], dict[str, int], int, int] | None:
+    def add(self, counts: Mapping[str, int], time_ms: int,
+            key: str = "") -> tuple[dict[str, int], dict[str, int], int, int] | None:
         if self.reference is None:
             self.baseline.update(counts)
+            self.baseline_by_key.setdefault(key, Tally()).update(counts)
             self.n_baseline += 1
             if self.n_baseline >= self.baseline_entries:
                 self.reference = dict(self.baseline)
             return None
         self.window.update(counts)
+        self.window_by_key.setdefault(key, Tally()).update(counts)
         self.n_window += 1
         self.start_ms = time_ms if self.start_ms is None else self.start_ms
         if self.n_window < self.window_entries:
             return None
         out = (self.reference, dict(self.window), self.start_ms, time_ms)
-        self.window, self.n_window, self.start_ms = Tally(), 0, None
+        self.last_by_key = ({k: dict(v) for k, v in self.baseline_by_key.items()},
+                            {k: dict(v) for k, v in self.window_by_key.items()})
+        self.window, self.n_window, self.start_ms, self.window_by_key = Tally(), 0, None, {}
         return out
 
 
@@ -213,13 +242,69 @@ def alarm_mix(alarm_counts: Mapping[str, int]) -> dict[str, int]:
     return counts or {"quiet": 1}
 
 
+def fault_episodes(client: redis.Redis, names: StreamNames, start_ms: int, end_ms: int, page: int = 2000,
+                   max_entries: int = 50_000, slack_ms: int = 60_000) -> FaultEpisodes:
+    """The fault episodes fusion held open during [start_ms, end_ms] (event time), from the verdict shards
+    read newest first (fusion writes a verdict per evaluation, ``state`` raised while it holds a fault)
+    until entries older than the window (less ``slack_ms`` for late arrivals) or ``max_entries`` per shard."""
+    verdicts: list[Verdict] = []
+    for shard in range(names.shards):
+        stream, upper, seen = names.verdicts_shard(shard), "+", 0
+        while seen < max_entries:
+            got: Any = client.xrevrange(stream, max=upper, count=page)
+            if not got:
+                break
+            oldest = end_ms
+            for _, fields in got:
+                try:
+                    v = decode_message(fields)
+                except ValueError:
+                    continue
+                if isinstance(v, Verdict):
+                    oldest = min(oldest, v.event_time_ms)
+                    if start_ms <= v.event_time_ms <= end_ms:
+                        verdicts.append(v)
+            seen += len(got)
+            last = got[-1][0]
+            upper = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+            if oldest < start_ms - slack_ms or len(got) < page:
+                break
+    episodes = FaultEpisodes()
+    for v in sorted(verdicts, key=lambda v: v.event_time_ms):
+        episodes.update(v.asset_id, v.label, v.state, v.event_time_ms)
+    return episodes
+
+
+def _episodes_text(episodes: list[FaultEpisode]) -> str:
+    return ", ".join(f"{e.label} on {e.asset_id} (fusion verdict raised, seen from "
+                     f"{time.strftime('%H:%M:%S', time.gmtime(e.start_ms / 1000))} UTC in this window)"
+                     for e in episodes)
+
+
+def drift_params(settings: DriftSettings, modality: str) -> DriftParams:
+    """The feature-drift parameters of ``modality`` (its window sizes, gates and single device)."""
+    s = settings
+    window, baseline, fleet_window, warmup_s = s.windows(modality)
+    return DriftParams(window=window, fleet_window=fleet_window, baseline_size=baseline,
+                       asset_reference=s.asset_reference, fleet_reference=s.fleet_reference, alpha=s.alpha,
+                       correction=s.correction, raise_after=s.raise_after, clear_after=s.clear_after,
+                       cooldown=s.cooldown, fleet_horizon_ms=s.fleet_horizon_ms,
+                       rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
+                       single_device=SINGLE_DEVICE.get(modality), warmup_ms=int(warmup_s * 1000),
+                       asset_windows=s.asset_windows(modality),
+                       min_effect=s.min_effect, gates=GATES.get(modality, ()), serial=s.serial_dependence,
+                       min_n_eff=s.min_n_eff)
+
+
 class FeatureDriftHandler:
     """Handler of ``drift.<modality>``: feature windows (asset + fleet) and the predicted-label mix."""
 
     def __init__(self, modality: str, names: StreamNames, settings: DriftSettings, model: DeployedModel,
                  metrics: WorkerMetrics, drift_metrics: DriftMetrics, maxlen: int,
-                 clock: Callable[[], float] = time.time, board: DriftBoard | None = None) -> None:
+                 clock: Callable[[], float] = time.time, board: DriftBoard | None = None,
+                 client: redis.Redis | None = None) -> None:
         self.modality = modality
+        self.client = client  #: reads the verdicts (open fault episodes) when a window drifts; None: never
         self.names = names
         self.settings = settings
         self.model = model
@@ -229,15 +314,7 @@ class FeatureDriftHandler:
         self.metrics = drift_metrics
         feature_names, reference, labels = model.reference()
         s = settings
-        params = DriftParams(window=s.window, fleet_window=s.fleet_window, baseline_size=s.baseline_size,
-                             asset_reference=s.asset_reference, fleet_reference=s.fleet_reference, alpha=s.alpha,
-                             correction=s.correction,
-                             raise_after=s.raise_after, clear_after=s.clear_after, cooldown=s.cooldown,
-                             fleet_horizon_ms=s.fleet_horizon_ms,
-                             rules=CauseRules(s.fleet_fraction, s.min_fleet_assets, s.sensor_max_groups),
-                             single_device=SINGLE_DEVICE.get(modality), warmup_ms=int(s.warmup_s * 1000),
-                             min_effect=s.min_effect, gates=GATES.get(modality, ()),
-                             serial=getattr(s, "serial_dependence", False), min_n_eff=getattr(s, "min_n_eff", 0.0))
+        params = drift_params(settings, modality)
         self.monitor = FeatureDriftMonitor(feature_names, reference, params, modality, board)
         card_counts = None
         if labels is not None and s.prediction_reference == "card":
@@ -245,7 +322,8 @@ class FeatureDriftHandler:
             card_counts = dict(Tally(classes[int(i)] for i in labels))
         self.labels = _CountMix(s.prediction_baseline, s.prediction_window,
                                 Hysteresis(s.raise_after, s.clear_after, s.cooldown), card_counts)
-        self.alarms = _CountMix(s.baseline_size, s.fleet_window, Hysteresis(s.raise_after, s.clear_after, s.cooldown))
+        self.alarms = _CountMix(params.baseline_size, params.fleet_window,
+                                Hysteresis(s.raise_after, s.clear_after, s.cooldown))
 
     def inputs(self, unit: int) -> list[str]:
         streams = [self.names.features_shard(self.modality, s) for s in range(self.names.shards)]
@@ -286,6 +364,17 @@ class FeatureDriftHandler:
                 self._alarms(commit, feat)
             batch.ack(entry)
 
+    def _fault_cause(self, d: WindowDecision) -> tuple[str, str] | None:
+        """(cause, detail) "fault" when fusion held a fault open on the drifted asset during the window."""
+        if self.client is None or d.scope != "asset" or not self.settings.fault_verdicts:
+            return None
+        eps = fault_episodes(self.client, self.names, d.start_ms, d.end_ms).open_during(d.start_ms, d.end_ms,
+                                                                                         d.asset_id)
+        if not eps:
+            return None
+        return "fault", (f"{d.asset_id}'s features moved with an open fault episode, {_episodes_text(eps)}: the "
+                         "machine is faulting, not a sensor ageing or a stale model")
+
     def _report(self, d: WindowDecision) -> DriftReport:
         s = self.settings
         feats = [DriftFeature(name=f.name, test="ks", statistic=f.statistic, p_value=f.p_value,
@@ -293,15 +382,21 @@ class FeatureDriftHandler:
                  for f in d.features]
         state: Literal["normal", "raised", "cleared"] = (
             d.event if d.event != "normal" else ("raised" if d.raised else "normal"))
+        cause, detail = (d.cause.cause, d.cause.detail) if d.cause else ("", "")
+        if cause:
+            cause, detail = self._fault_cause(d) or (cause, detail)
+        skipped = [DriftSkipped(name=f.name, reason=f.reason, n_eff_live=f.n_eff_live,
+                                n_eff_reference=f.n_eff_reference) for f in d.skipped]
         return DriftReport(kind="feature", scope=d.scope, asset_id=d.asset_id, modality=self.modality,
                            window_start_ms=d.start_ms, window_end_ms=d.end_ms, n_live=d.n_live,
-                           n_reference=d.n_reference, drifted=d.drifted, state=state,
-                           cause=d.cause.cause if d.cause else "", cause_detail=d.cause.detail if d.cause else "",
-                           correction=s.correction, alpha=s.alpha, features=feats, detector="ks",
-                           model=self.model.ref, decided_at_ms=_now_ms(self.clock))
+                           n_reference=d.n_reference, drifted=d.drifted, state=state, cause=cause,
+                           cause_detail=detail, correction=s.correction, alpha=s.alpha, features=feats,
+                           skipped=skipped, detector="ks", model=self.model.ref, decided_at_ms=_now_ms(self.clock))
 
     def _emit_feature(self, commit: Any, d: WindowDecision) -> None:
         self.metrics.count(self.role, "feature", d.scope, d.drifted, d.event)
+        for reason, n in Tally(f.reason for f in d.skipped).items():
+            self.metrics.skipped.labels(role=self.role, scope=d.scope, reason=reason).inc(n)
         if not d.drifted and d.event == "normal" and not d.raised:
             return
         report = self._report(d)
@@ -314,7 +409,7 @@ class FeatureDriftHandler:
                                                           "features": d.drifted_names[:5]})
 
     def _prediction(self, commit: Any, pred: Prediction) -> None:
-        got = self.labels.add({pred.label: 1}, pred.event_time_ms)
+        got = self.labels.add({pred.label: 1}, pred.event_time_ms, pred.asset_id)
         if got is not None:
             self._emit_counts(commit, self.labels, got, "prediction", "label", "predicted-label mix")
 
@@ -322,6 +417,22 @@ class FeatureDriftHandler:
         got = self.alarms.add(alarm_mix(feat.alarm_counts), feat.event_time_ms)
         if got is not None:
             self._emit_counts(commit, self.alarms, got, "feature", "alarm_counts", "PLC alarm-family mix")
+
+    def _prediction_cause(self, mix: _CountMix, start_ms: int, end_ms: int, shares: str) -> tuple[str, str]:
+        """("fault", which assets and verdicts) when assets with an open fault episode account for at least
+        ``fault_share`` of the predicted-label shift; else ("model", the shares)."""
+        if self.client is None or not self.settings.fault_verdicts:
+            return "model", shares
+        open_eps = fault_episodes(self.client, self.names, start_ms, end_ms).open_during(start_ms, end_ms)
+        faulted = {e.asset_id for e in open_eps}
+        share, parts = prediction_fault_share(*mix.last_by_key, faulted)
+        if not faulted or share < self.settings.fault_share:
+            extra = f"; open fault episodes account for {share:.0%} of the shift" if faulted else ""
+            return "model", shares + extra
+        eps = [e for e in open_eps if e.asset_id in parts]
+        return "fault", (f"{share:.0%} of the shift comes from assets with an open fault episode: "
+                         f"{_episodes_text(eps)}; the predictions follow a real fault, the model is not stale "
+                         f"({shares})")
 
     def _emit_counts(self, commit: Any, mix: _CountMix, got: tuple[dict[str, int], dict[str, int], int, int],
                      kind: Literal["prediction", "feature"], name: str, what: str) -> None:
@@ -338,11 +449,13 @@ class FeatureDriftHandler:
         shares = ", ".join(f"{c} {a:.0%}->{b:.0%}" for c, a, b in zip(r.categories, r.reference_share, r.live_share))
         state: Literal["normal", "raised", "cleared"] = (
             event if event != "normal" else ("raised" if mix.hysteresis.raised else "normal"))
+        cause, detail = ("model" if kind == "prediction" else "fleet") if drifted else "", f"{what}: {shares}"
+        if kind == "prediction" and drifted:
+            cause, detail = self._prediction_cause(mix, start, end, detail)
         report = DriftReport(
             kind=kind, scope="fleet", asset_id="fleet", modality=self.modality, window_start_ms=start,
             window_end_ms=end, n_live=sum(live.values()), n_reference=sum(reference.values()), drifted=drifted,
-            state=state, cause=("model" if kind == "prediction" else "fleet") if drifted else "",
-            cause_detail=f"{what}: {shares}", correction="", alpha=s.alpha,
+            state=state, cause=cause, cause_detail=detail, correction="", alpha=s.alpha,
             features=[DriftFeature(name=name, test="chi2", statistic=r.statistic, p_value=r.p_value,
                                    p_adjusted=r.p_value, effect_size=r.effect_size, drifted=drifted)],
             detector="chi2", model=self.model.ref, decided_at_ms=_now_ms(self.clock))
@@ -351,6 +464,10 @@ class FeatureDriftHandler:
             msg = (f"{self.modality} {what} {'drifted' if event == 'raised' else 'back to normal'}: "
                    f"chi2 {r.statistic:.1f}, p {r.p_value:.1e}, Cramer's V {r.effect_size:.2f} ({shares}); "
                    f"{_window_text(report)}")
+            if event == "raised" and report.cause == "fault":
+                msg += f". Suspected cause: fault, not the model: {report.cause_detail}"
+            elif event == "raised" and report.cause == "model":
+                msg += ". Suspected cause: the model (no open fault episode accounts for the shift)"
             req = _alert(report, event, msg, _feature_details(report))
             if name != "label":
                 req = req.model_copy(update={"episode_key": f"drift:{name}:{self.modality}:fleet"})
@@ -562,7 +679,7 @@ def drift_workers(client: redis.Redis, names: StreamNames, settings: DriftSettin
     models = {m: DeployedModel.load(settings, m) for m in settings.modalities}
     board = DriftBoard()  # the modalities' workers run in one process: a machine change shows in several
     for m, model in models.items():
-        handler = FeatureDriftHandler(m, names, settings, model, metrics, dm, maxlen, clock, board)
+        handler = FeatureDriftHandler(m, names, settings, model, metrics, dm, maxlen, clock, board, client)
         workers.append(StreamWorker(client, names, _config(handler.role, ConsumerGroup.DRIFT.value, settings, maxlen,
                                                            consumer), handler.inputs, handler, metrics=metrics))
     fb = FeedbackDriftHandler(names, settings, dm, maxlen, clock)

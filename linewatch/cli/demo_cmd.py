@@ -24,13 +24,17 @@ if TYPE_CHECKING:
     from linewatch.simulator import Factory
 
 
+#: The demo's length: long enough for the default drift to be raised (docs/drift.md "Demo drift").
+DEFAULT_SECONDS = 360.0
+
+
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
 def demo(
     ctx: typer.Context,
-    seconds: float = typer.Option(60.0, "--seconds", "-s", min=1.0, help="How long the simulated line runs."),
+    seconds: float = typer.Option(DEFAULT_SECONDS, "--seconds", "-s", min=1.0, help="How long the simulated line runs."),
     assets: int = typer.Option(6, "--assets", "-n", min=1, max=100, help="Simulated assets."),
     ingest: bool = typer.Option(True, "--ingest/--no-ingest", help="Run the Flink ingestion job (needs Java)."),
     bad_input: bool = typer.Option(
@@ -44,13 +48,15 @@ def demo(
     mqtt: bool = typer.Option(False, "--mqtt/--no-mqtt", help="Also publish alerts to the MQTT broker in settings."),
     governance: bool = typer.Option(True, "--governance/--no-governance",
                                     help="Run the audit, drift and explain workers too (those installed)."),
-    drift: str = typer.Option("plc_temp_offset", "--drift", help="Drift injected into the simulated line from 40 percent "
-                              "of the run: plc_temp_offset, camera_ageing, mic_degradation (one asset), "
-                              "ambient_shift (every asset), or none."),
+    drift: str = typer.Option("mic_degradation", "--drift", help="Drift injected into the simulated line from 135 s (40 "
+                              "percent of a shorter run; the line has no other drift): mic_degradation (the last asset's microphone "
+                              "loses its high frequencies; raised 2-3 minutes later, docs/drift.md \"Demo "
+                              "drift\"), plc_temp_offset, camera_ageing (one asset), ambient_shift (every asset), "
+                              "or none."),
     fault: str = typer.Option("bearing_wear", "--fault", help="Fault started on one asset 5 s into the run, "
                               "reaching full severity at 35 percent of it (so a short demo shows a fault verdict, "
                               "its alert and its explanation): bearing_wear, electrical_overheating, "
-                              "cooling_failure, imbalance, cavitation, or none (only the scenario's own faults)."),
+                              "cooling_failure, imbalance, cavitation, or none (the demo line has no other fault)."),
 ) -> None:
     """Run a simulated line in real time, ingest it with embedded Flink into an embedded Redis, run the
     services (inference x3, fusion, alerts), and show live per asset the verdict, open alerts, stage
@@ -82,7 +88,9 @@ def demo(
     settings.landing.mkdir(parents=True)
     arrivals = ArrivalCounter()
     stop = threading.Event()
-    factory = Factory(settings.simulator, n_assets=assets)
+    from linewatch.cli.demo_governance import demo_simulator_config
+
+    factory = Factory(demo_simulator_config(settings.simulator), n_assets=assets)
     try:
         with redis_url(settings) as url:
             client = connect_redis(settings.redis, url)
@@ -153,9 +161,12 @@ def demo(
 
 
 def _inject(gov: DemoGovernance, drift: str, fault: str, seconds: float, factory: Factory) -> None:
-    """The demo's scenario additions: a drift from 40 % of the run, a fault from 5 s."""
+    """The demo's scenario additions: a drift from 135 s (``DEMO_DRIFT``), a fault from 5 s."""
+    from linewatch.cli.demo_governance import DEMO_DRIFT
+
     if drift != "none":
-        gov.inject_drift(factory, drift, onset_s=0.4 * seconds, ramp_s=0.1 * seconds)
+        onset, ramp = DEMO_DRIFT.onset_ramp(seconds)
+        gov.inject_drift(factory, drift, onset, ramp, DEMO_DRIFT.magnitude if drift == DEMO_DRIFT.kind else None)
     if fault != "none":
         try:
             gov.inject_fault(factory, fault, onset_s=min(5.0, 0.05 * seconds), ramp_s=0.3 * seconds)

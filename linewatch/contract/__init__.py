@@ -13,6 +13,7 @@ from linewatch.contract.messages import (
     DeadLetter,
     DeadLetterReason,
     DriftFeature,
+    DriftSkipped,
     DriftReport,
     Explanation,
     FeatureWeight,
@@ -35,7 +36,7 @@ from linewatch.contract.streams import ConsumerGroup, Modality, StreamNames, has
 
 __all__ = [
     "Alert", "AlertRequest", "AlertSeverity", "ArraySpec", "AudioFeatures", "ConsumerGroup", "ContractError", "DeadLetter",
-    "DeadLetterReason", "DriftFeature", "DriftReport", "Explanation", "FeatureWeight", "Feedback", "MESSAGE_TYPES", "MalformedMessageError", "Message", "ModalityExplanation", "ModelRef", "Modality", "PlcFeatures",
+    "DeadLetterReason", "DriftFeature", "DriftSkipped", "DriftReport", "Explanation", "FeatureWeight", "Feedback", "MESSAGE_TYPES", "MalformedMessageError", "Message", "ModalityExplanation", "ModelRef", "Modality", "PlcFeatures",
     "Prediction", "RuleHit", "StreamNames", "ThermalFeatures", "UnknownSchemaError", "Verdict", "decode_array",
     "decode_message", "encode_array", "encode_message", "hash_tag", "shard_of",
 ]

@@ -395,6 +395,19 @@ class DriftFeature(BaseModel):
     drifted: bool
 
 
+class DriftSkipped(BaseModel):
+    """A feature not tested in a drift window, and why (so an operator knows what was not checked)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    reason: Literal["n_eff", "no_live_values", "no_reference", "availability_flag"] = Field(
+        description="n_eff: worth fewer independent draws than min_n_eff (serial dependence); no_live_values: no "
+                    "finite live value; no_reference: nothing to test against; availability_flag: a flag whose gated "
+                    "features are tested where it is 1.")
+    n_eff_live: float | None = None
+    n_eff_reference: float | None = None
+
+
 class DriftReport(Message):
     """One drift decision (governance ``serve drift``): feature, prediction, error or shadow-teacher drift.
 
@@ -413,11 +426,13 @@ class DriftReport(Message):
     n_reference: int
     drifted: bool
     state: Literal["normal", "raised", "cleared"] = "normal"
-    cause: str = Field(default="", description="sensor | machine | fleet | model (shadow/error) | '' when none.")
+    cause: str = Field(default="", description="sensor | machine | fleet | fault (features or predictions moved with "
+                       "an open fault episode) | model (prediction/shadow/error) | '' when none.")
     cause_detail: str = ""
     correction: str = Field(default="", description="bonferroni | bh")
     alpha: float = 0.0
     features: list[DriftFeature] = Field(default_factory=list, description="Drifted features first.")
+    skipped: list[DriftSkipped] = Field(default_factory=list, description="Features not tested in this window.")
     detector: str = Field(default="", description="ks | chi2 | EDDM | ADWIN | PageHinkley")
     error_rate: float | None = None
     model: ModelRef | None = None

@@ -18,6 +18,7 @@ from linewatch.contract import (
     AlertSeverity,
     DriftFeature,
     DriftReport,
+    DriftSkipped,
     Explanation,
     FeatureWeight,
     ModalityExplanation,
@@ -71,9 +72,11 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
         kind="feature", scope="asset", asset_id="CNV-06", modality="plc", window_start_ms=0, window_end_ms=1,
         n_live=500, n_reference=2000, drifted=True, state="raised", cause="sensor",
         features=[DriftFeature(name="bearing_temp_c_mean", statistic=0.5, p_value=1e-12, p_adjusted=3e-11,
-                               effect_size=2.0, drifted=True)], decided_at_ms=1_700_000_000_000))
+                               effect_size=2.0, drifted=True)], decided_at_ms=1_700_000_000_000,
+        skipped=[DriftSkipped(name="temp.slope", reason="n_eff", n_eff_live=7.0, n_eff_reference=30.0)]))
     write(redis_client, names.alerts, Alert(asset_id="CNV-06", severity=AlertSeverity.WARNING, label="drift",
-                                            message="m", created_at_ms=1, source="drift", event="raised"))
+                                            message="audio feature drift on CNV-06 (suspected cause: sensor)",
+                                            created_at_ms=1, source="drift", event="raised"))
     v_id = write(redis_client, names.verdicts("PMP-01"), Verdict(asset_id="PMP-01", event_time_ms=1,
                                                                  label="bearing_wear", confidence=0.9, state="raised"))
     write(redis_client, names.verdicts("PMP-02"), Verdict(asset_id="PMP-02", event_time_ms=1, label="imbalance",
@@ -88,7 +91,9 @@ def test_view_shows_drift_reports_alerts_and_explanation_summaries(redis_client:
         rule_hits=[RuleHit(rule_id="outer-race", label="bearing_wear", cause="outer-race wear", action="a")]))
     out = text(gov)
     assert "1 drift alert(s) raised" in out
-    assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean" in out
+    assert "CNV-06" in out and "sensor" in out and "bearing_temp_c_mean 0.50 3e-11 +2.0" in out
+    assert "1 (n_eff)" in out  # one feature not tested
+    assert "newest drift alert (CNV-06): audio feature drift on CNV-06 (suspected cause: sensor)" in out
     assert "env_bpfo_order" in out and "outer-race" in out and "0.87" in out and "yes" in out
     assert "1 raised fault(s) not explained yet: PMP-02" in out  # PMP-02's fault is not explained yet
 
@@ -121,19 +126,40 @@ def test_drift_is_injected_into_the_running_simulator(tmp_path: Path, redis_clie
         sim.join(timeout=30)
 
 
-def test_demo_never_shrinks_drift_windows_and_tests_its_fleet_against_its_own_baseline() -> None:
+def test_demo_drift_settings_keep_plc_windows_size_audio_for_its_rate_and_test_thermal_fleet_only() -> None:
     from linewatch.governance_settings import DriftSettings
 
     configured = DriftSettings()
     demo, note = demo_governance.demo_drift_settings(configured, 150)
-    assert (demo.window, demo.baseline_size, demo.fleet_window) == (configured.window, configured.baseline_size,
-                                                                    configured.fleet_window)
+    assert demo.windows("plc") == configured.windows("plc")  # PLC: the configured sizes (docs/drift.md)
+    assert demo.fleet_window == configured.fleet_window
+    assert demo.windows("audio")[:2] == (60, 120)  # audio clips: 1/s, nearly independent ("Demo drift")
+    assert not demo.asset_windows("thermal") and demo.asset_windows("audio")  # thermal: fleet windows only,
+    assert demo.windows("thermal")[3] == demo_governance.DEMO_THERMAL_WARMUP_S >= 5 * 60  # from steady state
     assert demo.fleet_reference == "baseline" and demo.warmup_s == configured.warmup_s
     assert demo.min_effect == max(demo_governance.DEMO_MIN_EFFECT, configured.min_effect)
     assert demo.serial_dependence and demo.min_n_eff >= 20  # honest p-values on a live line (no threshold needed)
-    assert "first decision after ~515 s" in note and "later than this 150 s run" in note
+    assert "plc 15 s + 300 + 200 at 1/s: first decision ~515 s" in note
+    assert "audio 15 s + 120 + 60 at 1/s: first decision ~195 s" in note and "later than this 150 s run" in note
+    assert "thermal fleet windows only, 300 s warm-up" in note
     long_run, note = demo_governance.demo_drift_settings(configured, 3_600)
     assert "later than" not in note and long_run.window == configured.window
+    own = DriftSettings.model_validate({"modality_windows": {"audio": {"window": 90}}})
+    assert demo_governance.demo_drift_settings(own, 360)[0].windows("audio")[0] == 90  # configured wins
+
+
+def test_the_default_demo_injects_the_microphone_drift_after_the_audio_baselines() -> None:
+    from linewatch.cli.demo_cmd import DEFAULT_SECONDS
+    from linewatch.governance_settings import DriftSettings
+
+    settings, _ = demo_governance.demo_drift_settings(DriftSettings(), DEFAULT_SECONDS)
+    window, baseline, _, warmup = settings.windows("audio")
+    onset, ramp = demo_governance.DEMO_DRIFT.onset_ramp(DEFAULT_SECONDS)
+    assert demo_governance.DEMO_DRIFT.kind == "mic_degradation"
+    assert onset >= warmup + baseline  # after the asset's audio baseline (clips at 1/s), not inside it
+    assert onset + 3 * window <= DEFAULT_SECONDS  # three windows after onset fit into the default run
+    sim = demo_governance.demo_simulator_config(Settings().simulator)
+    assert sim.drift_fraction == 0.0 and sim.fault_fraction == 0.0  # only what the demo injects
 
 
 def test_fault_is_started_early_on_an_asset_without_its_own_fault(tmp_path: Path, redis_client: redis.Redis,

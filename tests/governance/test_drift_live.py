@@ -112,3 +112,15 @@ def test_practical_effect_threshold_in_card_standard_deviations() -> None:
     strict = {f.name for f in tests.evaluate(live, 0.01, "bonferroni", min_effect=0.25) if f.drifted}
     assert plain == {"small", "large"}
     assert strict == {"large"}
+
+
+def test_a_modality_without_asset_windows_is_tested_on_fleet_windows_only() -> None:
+    """``asset_windows=False`` (the demo's thermal): no asset baseline or window, the fleet windows as before."""
+    rng = np.random.default_rng(2)
+    names = ["a", "b"]
+    ref = rng.normal(size=(300, 2))
+    monitor = FeatureDriftMonitor(names, ref, DriftParams(window=50, baseline_size=50, fleet_window=100,
+                                                          asset_windows=False))
+    decisions = [d for i in range(1000) for d in monitor.add(f"A{i % 4}", rng.normal(size=2), i * 1000)]
+    assert decisions and {d.scope for d in decisions} == {"fleet"}
+    assert all(not st.baseline and st.tests is None for st in monitor.assets.values())
