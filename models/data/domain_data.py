@@ -22,7 +22,7 @@ PLC file of the machine comes along.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -65,6 +65,7 @@ class DomainDataset:
     audio: np.ndarray
     logmel: np.ndarray | None = None
     frames: np.ndarray | None = None
+    audio_extra: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -126,17 +127,21 @@ def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return t_ms, plc.values.astype(np.float64), plc.quality == QUALITIES.index("Bad")
 
 
-def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool]) -> dict[str, np.ndarray]:
+AudioExtra = Callable[[np.ndarray, int, AssetProfile, float | None], np.ndarray]
+
+
+def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None]
+                  ) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from dataclasses import replace
 
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
-    domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images = args
+    domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
-    rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames")}
+    rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra")}
     for i in indices:
         spec = specs[i]
         sample = renderer.render(spec)
@@ -160,6 +165,8 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool]
             speed = sample.plc.values[:, 1]
             hint = float(np.median(speed)) / 60.0 if np.isfinite(speed).any() else None
         rows["audio"].append(audio_vector(clip, 16_000, profile, hint))
+        if audio_extra is not None:
+            rows["extra"].append(audio_extra(clip, 16_000, profile, hint))
         rows["shaft"].append(sample.shaft_hz)
         if images:
             from scipy.ndimage import zoom
@@ -190,15 +197,21 @@ def _chunks(specs: list, per_chunk: int) -> Iterator[list[int]]:
 
 def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int = 0, domain: str = "train",
                          workers: int = 1, progress: bool = False, baseline_share: float = 0.4,
-                         speed_hint_share: float = 0.3, images: bool = False) -> DomainDataset:
-    """Render and featurise ``samples_per_class`` samples per class (see the module docstring)."""
+                         speed_hint_share: float = 0.3, images: bool = False,
+                         audio_extra: AudioExtra | None = None) -> DomainDataset:
+    """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
+
+    ``audio_extra`` (a module-level function: it travels to the workers), called like
+    ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
+    (experiments with other audio inputs on exactly the same clips).
+    """
     from linewatch.simulator.domain import DOMAINS
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
 
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
-    tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images)
+    tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra)
              for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
@@ -226,7 +239,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         groups=np.array([s.asset_id for s in specs]), asset_types=np.array([s.asset_type for s in specs]),
         variants=np.array([s.variant for s in specs]), drifts=np.array([s.drift for s in specs]),
         shaft_hz=cat("shaft").astype(np.float32), plc=cat("plc"), thermal=cat("thermal"), audio=cat("audio"),
-        logmel=cat("logmel"), frames=cat("frames"))
+        logmel=cat("logmel"), frames=cat("frames"), audio_extra=cat("extra"))
 
 
 def load_run_data(run: Path) -> tuple[DomainDataset, DomainDataset]:
