@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.ndarray]:
+def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.ndarray, np.ndarray]:
     from linewatch.simulator.domain import DomainRenderer
     from models.data.domain_data import _wide_rows, _world
     from models.data.featurize import plc_input
@@ -27,11 +27,12 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.nd
     domain, n_assets, seed, spc, indices = args
     fleet, profiles, specs = _world(domain, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
-    rows = []
+    rows, raws = [], []
     for i in indices:
         sample = renderer.render(specs[i], ("plc",))
-        rows.append(plc_vector(plc_input(*_wide_rows(sample.plc)), profiles[specs[i].asset_id]))
-    return indices, np.stack(rows)
+        raws.append(plc_input(*_wide_rows(sample.plc)))
+        rows.append(plc_vector(raws[-1], profiles[specs[i].asset_id]))
+    return indices, np.stack(rows), np.stack(raws)
 
 
 def main() -> None:
@@ -42,6 +43,8 @@ def main() -> None:
     parser.add_argument("--domain", default="train")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--raw-out", type=Path, default=None,
+                        help="also save the raw window features (plc_window_features, float64) as .npy")
     parser.add_argument("--expect-digest", default=None, help="SHA-256 of a card's dataset (LabelledSamples.digest)")
     args = parser.parse_args()
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
@@ -49,16 +52,19 @@ def main() -> None:
 
     _, _, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
     tasks = [(args.domain, args.assets, args.seed, args.samples_per_class, c) for c in _chunks(specs, 256)]
-    plc = np.zeros((len(specs), 0), np.float32)
-    parts = []
+    parts: list[tuple[list[int], np.ndarray, np.ndarray]] = []
     if args.workers <= 1:
         parts = [_chunk(t) for t in tasks]
     else:
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             parts = list(pool.map(_chunk, tasks))
     plc = np.zeros((len(specs), parts[0][1].shape[1]), np.float32)
-    for idx, rows in parts:
+    raw = np.zeros((len(specs), parts[0][2].shape[1]), np.float64)
+    for idx, rows, raws in parts:
         plc[np.asarray(idx)] = rows
+        raw[np.asarray(idx)] = raws
+    if args.raw_out:
+        np.save(args.raw_out, raw)
     n = len(specs)
     ds = DomainDataset(
         domain=args.domain, seed=args.seed, classes=tuple(FAULT_CLASSES),

@@ -70,7 +70,12 @@ def append_head(src: Path, dst: Path, head: AffineHead) -> Path:
     out = graph.output[0]
     if out.name != "logits":
         raise ValueError(f"{src}: expected one output named 'logits', got {out.name!r}")
-    raw = "logits_before_recalibration"
+    taken = {i.name for i in graph.initializer}
+    n = 0
+    while f"recal{n}_scale" in taken:  # a re-calibrated model re-calibrated again: fresh names
+        n += 1
+    p = f"recal{n}_"
+    raw = f"{p}logits_in"
     for node in graph.node:
         node.output[:] = [raw if o == out.name else o for o in node.output]
         node.input[:] = [raw if i == out.name else i for i in node.input]
@@ -80,26 +85,26 @@ def append_head(src: Path, dst: Path, head: AffineHead) -> Path:
         graph.initializer.append(numpy_helper.from_array(np.asarray(value, np.float32), name))
         return name
 
-    nodes = [helper.make_node("Mul", [raw, const("recal_scale", np.array(head.scale))], ["recal_scaled"]),
-             helper.make_node("Add", ["recal_scaled", const("recal_shift", np.reshape(head.shift, (1, n_classes)))],
-                              ["recal_base" if head.conditional else "logits"])]
+    nodes = [helper.make_node("Mul", [raw, const(f"{p}scale", np.array(head.scale))], [f"{p}scaled"]),
+             helper.make_node("Add", [f"{p}scaled", const(f"{p}shift", np.reshape(head.shift, (1, n_classes)))],
+                              [f"{p}base" if head.conditional else "logits"])]
     if head.conditional is not None:
         c = head.conditional
         inp = graph.input[0].name
-        graph.initializer.append(numpy_helper.from_array(np.asarray(c.flags, np.int64), "recal_flags"))
+        graph.initializer.append(numpy_helper.from_array(np.asarray(c.flags, np.int64), f"{p}flags"))
         nodes += [
-            helper.make_node("Gather", [inp, "recal_flags"], ["recal_flag_values"], axis=1),
-            helper.make_node("Less", ["recal_flag_values", const("recal_half", np.array(0.5))], ["recal_unknown"]),
-            helper.make_node("Cast", ["recal_unknown"], ["recal_unknown_f"], to=TensorProto.FLOAT),
-            helper.make_node("ReduceMax", ["recal_unknown_f", "recal_axes"], ["recal_active"], keepdims=1),
-            helper.make_node("Mul", [raw, const("recal_c_scale", np.array(c.scale))], ["recal_c_scaled"]),
-            helper.make_node("Add", ["recal_c_scaled", const("recal_c_shift", np.reshape(c.shift, (1, n_classes)))],
-                             ["recal_alt"]),
-            helper.make_node("Sub", ["recal_alt", "recal_base"], ["recal_delta"]),
-            helper.make_node("Mul", ["recal_active", "recal_delta"], ["recal_gated"]),
-            helper.make_node("Add", ["recal_base", "recal_gated"], ["logits"]),
+            helper.make_node("Gather", [inp, f"{p}flags"], [f"{p}flag_values"], axis=1),
+            helper.make_node("Less", [f"{p}flag_values", const(f"{p}half", np.array(0.5))], [f"{p}unknown"]),
+            helper.make_node("Cast", [f"{p}unknown"], [f"{p}unknown_f"], to=TensorProto.FLOAT),
+            helper.make_node("ReduceMax", [f"{p}unknown_f", f"{p}axes"], [f"{p}active"], keepdims=1),
+            helper.make_node("Mul", [raw, const(f"{p}c_scale", np.array(c.scale))], [f"{p}c_scaled"]),
+            helper.make_node("Add", [f"{p}c_scaled", const(f"{p}c_shift", np.reshape(c.shift, (1, n_classes)))],
+                             [f"{p}alt"]),
+            helper.make_node("Sub", [f"{p}alt", f"{p}base"], [f"{p}delta"]),
+            helper.make_node("Mul", [f"{p}active", f"{p}delta"], [f"{p}gated"]),
+            helper.make_node("Add", [f"{p}base", f"{p}gated"], ["logits"]),
         ]
-        graph.initializer.append(numpy_helper.from_array(np.asarray([1], np.int64), "recal_axes"))
+        graph.initializer.append(numpy_helper.from_array(np.asarray([1], np.int64), f"{p}axes"))
     graph.node.extend(nodes)
     onnx.checker.check_model(model)
     dst = Path(dst)
