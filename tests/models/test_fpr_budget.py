@@ -143,3 +143,23 @@ def test_recalibrated_version_is_published_through_the_gates(tmp_path) -> None:
         publish_recalibrated(reg, "plc", silent, split, None, record, strict)
     assert reg.versions("plc") == ["v1", "v2"]
     assert not [p for p in reg.root.iterdir() if p.name.startswith(".staging")]
+
+
+def test_fusion_heldout_fpr_and_budget_choice() -> None:
+    """The fusion fitted on k-1 folds of machines is scored on the held-out fold, with every
+    modality and every subset; a smaller budget never raises the held-out FPR here."""
+    from models.fusion.crossval import choose_fusion_budget, heldout_fusion
+
+    rng = np.random.default_rng(3)
+    groups, y, z = _fleet(rng, machines=60, per=12)
+    from models.training.calibration import softmax
+
+    a = softmax(z)
+    b = softmax(np.eye(3)[y] * 2.0 + rng.normal(0, 1.0, (len(y), 3)))
+    probs = {"a": a, "b": b}
+    h = heldout_fusion(probs, y, None, groups, CLASSES, 0.02, None, {}, {}, k=3, repeats=1)
+    assert set(h.subsets_fpr) == {"a", "b", "a+b"}
+    assert 0.0 <= h.all_modalities.fpr <= 1.0
+    chosen, tried = choose_fusion_budget(probs, y, None, groups, CLASSES, None, {}, {}, target=h.all_modalities.fpr,
+                                         margin=0.0, grid=(0.02, 0.0), k=3, repeats=1)
+    assert chosen == 0.02 and len(tried) == 1
