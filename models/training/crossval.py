@@ -11,7 +11,7 @@ whose *held-out* FPR stays below the target with a margin; the final model is fi
 validation split with that budget.
 
 >>> folds = machine_folds(np.array(["a", "a", "b", "c", "c", "d"]), k=2, seed=0)
->>> sorted(set(folds.tolist())), folds[0] == folds[1], folds[3] == folds[4]
+>>> sorted(set(folds.tolist())), bool(folds[0] == folds[1]), bool(folds[3] == folds[4])
 ([0, 1], True, True)
 """
 
