@@ -79,73 +79,9 @@ def main() -> None:
         first = next(iter(splits.values()))
         if any(not np.array_equal(first[k], sp[k]) for sp in splits.values() for k in first):
             raise RuntimeError("the modalities were trained on different splits: fusion needs one split")
+        from models.fusion.report import fit_and_report_fusion
+
         fit_and_report_fusion(args.registry, train, unseen, first, args.fusion_fpr_budget)
-
-
-def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget: float) -> dict:
-    """Fusion weights on validation, fused metrics on test and unseen."""
-    from models.export.onnx_export import ort_logits, ort_session
-    from models.fusion.fit import fit_fusion, fuse_arrays
-    from models.registry import ModelRegistry
-    from models.training.calibration import softmax
-    from models.training.evaluation import evaluate, severity_curves_png
-
-    registry = ModelRegistry(registry_dir)
-    classes = tuple(train.classes)
-    impossible = {"pump": [], "*": ["cavitation"]}
-
-    def possible(types: np.ndarray) -> np.ndarray:
-        mask = np.ones((len(types), len(classes)), bool)
-        mask[:, classes.index("cavitation")] = np.array(["pump" in t for t in types])
-        return mask
-
-    def probs(ds, idx) -> dict[str, np.ndarray]:
-        out = {}
-        for m in ("plc", "thermal", "audio"):
-            x = getattr(ds, m)[idx] if idx is not None else getattr(ds, m)
-            out[m] = softmax(ort_logits(ort_session(registry.latest(m).path()), x.astype(np.float32)))
-        return out
-
-    from models.training.evaluation import VISIBLE_CLASSES
-
-    visible = {m: list(VISIBLE_CLASSES[m]) for m in ("plc", "thermal", "audio")}
-    val = split["val"]
-    weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
-                         visible)
-    (registry_dir / "fusion.json").write_text(json.dumps(weights.to_json(), indent=1) + "\n")
-    report = {"fitted_on": "validation split (INT8 serving models' probabilities)", "fpr_budget": budget,
-              "weights": weights.to_json()}
-    evals = {}
-    for name, ds, idx in (("test", train, split["test"]), ("unseen", unseen, None)):
-        y = ds.y[idx] if idx is not None else ds.y
-        sev = ds.severity[idx] if idx is not None else ds.severity
-        types = ds.asset_types[idx] if idx is not None else ds.asset_types
-        p = probs(ds, idx)
-        fused = fuse_arrays(p, weights, classes, possible(types))
-        evals[name] = evaluate(fused, y, sev, classes)
-        report[name] = evals[name].to_dict()
-        from itertools import combinations
-
-        from models.fusion.fit import restrict_arrays
-
-        report[name]["subsets"] = {}
-        for k in (1, 2):
-            for subset in combinations(("audio", "plc", "thermal"), k):
-                ev = evaluate(fuse_arrays({m: p[m] for m in subset}, weights, classes, possible(types)), y, sev, classes)
-                report[name]["subsets"]["+".join(subset)] = {
-                    "macro_f1_past_moderate": ev.macro_f1_past_moderate, "healthy_fpr": ev.healthy_fpr,
-                    "recall_past_moderate": ev.recall_past_moderate}
-        report[name]["per_modality_macro_f1_past_moderate"] = {
-            m: evaluate(v, y, sev, classes).macro_f1_past_moderate
-            for m, v in restrict_arrays(p, visible, classes).items()}
-    report["unseen_drop_points"] = 100 * (evals["test"].macro_f1_past_moderate - evals["unseen"].macro_f1_past_moderate)
-    (registry_dir / "fusion_report.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
-    severity_curves_png({f"{k} split": v for k, v in evals.items()}, registry_dir / "fusion_recall_vs_severity.png",
-                        "fused verdict (all modalities of a machine): recall vs fault severity")
-    print(json.dumps({"fusion": {k: {"macro_f1_past_moderate": v.macro_f1_past_moderate, "healthy_fpr": v.healthy_fpr,
-                                     "recall": v.recall_past_moderate} for k, v in evals.items()},
-                      "drop": report["unseen_drop_points"]}, default=float), flush=True)
-    return report
 
 
 if __name__ == "__main__":
