@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from linewatch.simulator import Factory, SimulatorConfig
-from linewatch.simulator.engine import SensorPhases
+from linewatch.simulator import SensorPhases
 
 
 def test_phases_are_per_asset_and_sensor_and_reproducible() -> None:
