@@ -22,7 +22,9 @@ done) − published); ``source`` = seen − max(published, previous done) (Flink
 reads the split, shuffles: the job was idle); ``read``, ``handle``, ``write``, ``archive``; ``services`` =
 verdict decided − written (inference, fusion) for the blobs a verdict names.
 ``--manifest-max-delay-ms`` sets the simulated gateway's ``manifest_max_delay_ms`` (1000: the
-old once-per-tick manifests).
+old once-per-tick manifests); ``--sensor-clocks synchronised`` makes every asset's frame, clip and
+PLC roll close at the same instants (the worst case; the default, independent, gives every
+asset's camera, microphone and historian its own phase, as on a real line).
 """
 
 from __future__ import annotations
@@ -130,6 +132,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--manifest-max-delay-ms", type=float, default=None,
                     help="the simulated gateway's manifest_max_delay_ms (default: the simulator's setting)")
+    ap.add_argument("--sensor-clocks", choices=["independent", "synchronised"], default=None,
+                    help="the simulator's sensor_clocks (default: its setting, independent): synchronised = every "
+                         "asset's frame, clip and PLC roll close at the same instants (the worst case)")
     ap.add_argument("--flink", action="append", default=[], metavar="KEY=VALUE",
                     help="override a flink setting, e.g. scan_interval_ms=5 (repeatable)")
     args = ap.parse_args()
@@ -184,9 +189,11 @@ def main() -> None:
                 published[json.loads(line)["path"]] = now
 
     stop = threading.Event()
-    sim_update: dict[str, float] = {"realtime_episode_s": 60.0, "fault_fraction": 0.6}
+    sim_update: dict[str, float | str] = {"realtime_episode_s": 60.0, "fault_fraction": 0.6}
     if args.manifest_max_delay_ms is not None:
         sim_update["manifest_max_delay_ms"] = args.manifest_max_delay_ms
+    if args.sensor_clocks is not None:
+        sim_update["sensor_clocks"] = args.sensor_clocks
     sim_config = settings.simulator.model_copy(update=sim_update)
     factory = Factory(sim_config, n_assets=args.assets)
     sim = threading.Thread(target=factory.run_realtime, kwargs={"out_dir": landing, "duration_s": args.seconds,
@@ -232,7 +239,8 @@ def main() -> None:
     all_v = [x for xs in to_verdict.values() for x in xs]
     result = {
         "command": " ".join(sys.argv), "assets": args.assets, "seconds": args.seconds, "warmup_s": args.warmup,
-        "manifest_max_delay_ms": sim_config.manifest_max_delay_ms, "flink_overrides": args.flink,
+        "manifest_max_delay_ms": sim_config.manifest_max_delay_ms, "sensor_clocks": sim_config.sensor_clocks,
+        "flink_overrides": args.flink, "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
         "files_closed": len(closed), "manifests_per_s": round(manifests[0] / args.seconds, 1),
         "stages_ms": stage_breakdown(times_file, closed, published, verdict_at, t_start + args.warmup),
         "file_to_verdict_ms": {"n": len(all_v), "p50": pct(all_v, 50), "p99": pct(all_v, 99)},

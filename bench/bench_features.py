@@ -25,6 +25,10 @@ from linewatch.simulator import Factory, SimulatorConfig
 from pipeline.decoders import decode_plc_file, decode_thermal_tiff, decode_wav
 from pipeline.landing import LandingZone, ManifestEntry, read_manifest
 from pipeline.features.audio_features import audio_features, audio_stats, logmel
+from pipeline.features.audio_physics import audio_vector
+from pipeline.features.messages import audio_features_message, thermal_features_message
+from pipeline.features.plc_physics import plc_vector
+from pipeline.features.thermal_regions import thermal_vector
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
 from pipeline.validation import AssetRegistry
@@ -46,7 +50,10 @@ def load_inputs(landing: Path) -> dict[str, object]:
 
 
 def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], int, str]]:
-    """name -> (call, items per call, unit)."""
+    """name -> (call, items per call, unit). ``audio.vector_v3_reference`` is the frozen v3 code the
+    shipped audio vector replaced (the test oracle, ``tests/pipeline/oracle/``), for the ratio."""
+    from tests.pipeline.oracle.audio_physics_v3 import audio_vector as audio_vector_v3
+
     samples = inputs["samples"]
     frame = decode_thermal_tiff(inputs["tiff"], "f")  # type: ignore[arg-type]
     clip = decode_wav(inputs["wav"], "a")  # type: ignore[arg-type]
@@ -87,6 +94,16 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         "audio.logmel": (lambda: logmel(clip), 1, "clip"),
         "audio.stats": (lambda: audio_stats(clip, 16_000, asset), 1, "clip"),
         "audio.features_both": (lambda: audio_features(clip, 16_000, asset), 1, "clip"),
+        # the model inputs and the whole message (what the job's handlers compute per blob)
+        "plc.vector": (lambda: plc_vector(plc_window_features(ts, wide, ["A101"]), asset), 1, "window"),
+        "thermal.vector": (lambda: thermal_vector(frame, asset, baseline, frame_meta={"unit": "centikelvin"}), 1,
+                           "frame"),
+        "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
+                                                             dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
+        "audio.vector": (lambda: audio_vector(clip, 16_000, asset), 1, "clip"),
+        "audio.vector_v3_reference": (lambda: audio_vector_v3(clip, 16_000, asset), 1, "clip"),
+        "audio.message": (lambda: audio_features_message(asset.asset_id, "pump", 0, clip, 16_000, asset=asset), 1,  # type: ignore[attr-defined]
+                          "clip"),
     }
 
 

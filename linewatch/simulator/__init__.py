@@ -55,7 +55,7 @@ if TYPE_CHECKING:
                          make_spec,
     )
     from .drift import DRIFT_KINDS, DriftEvent, DriftState
-    from .engine import AssetStream, StreamOutput
+    from .engine import AssetStream, SensorPhases, StreamOutput
     from .factory import Factory, RunSummary
     from .ground_truth import GT_COLUMNS, GroundTruth, GroundTruthInterval
     from .health import FAULT_CLASSES, FAULTS, LABEL_THRESHOLD, FaultEpisode, faults_for, label_for
@@ -95,6 +95,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DriftEvent": ("drift", "DriftEvent"),
     "DriftState": ("drift", "DriftState"),
     "AssetStream": ("engine", "AssetStream"),
+    "SensorPhases": ("engine", "SensorPhases"),
     "StreamOutput": ("engine", "StreamOutput"),
     "Factory": ("factory", "Factory"),
     "RunSummary": ("factory", "RunSummary"),
@@ -134,7 +135,7 @@ __all__ = [
     "REGION_NAMES", "TAG_UNITS",
     "Asset", "AssetStream", "BearingGeometry", "DatasetArrays", "DatasetSummary", "DifficultyProfile",
     "DriftEvent", "DriftState", "Factory", "FaultEpisode", "GroundTruth", "GroundTruthInterval", "RunSummary",
-    "SampleRenderer", "SampleSpec", "SimulatorConfig", "StreamOutput",
+    "SampleRenderer", "SampleSpec", "SensorPhases", "SimulatorConfig", "StreamOutput",
     "asset_registry_json", "atomic_write_bytes", "atomic_write_text", "dataset_fleet", "draw_specs",
     "envelope_spectrum", "faults_for", "generate_arrays", "generate_dataset", "iter_samples", "label_for",
     "make_fleet", "make_spec", "peak_ratio", "profile_for", "region_mean_c", "tone_amplitude",

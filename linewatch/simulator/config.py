@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Difficulty = Literal["easy", "realistic", "hard"]
+SensorClocks = Literal["independent", "synchronised"]
 
 #: Fixed epoch of simulated time in batch mode and for dataset samples.
 DEFAULT_START_TIME = datetime(2026, 11, 29, 14, 0, 0, tzinfo=timezone.utc)
@@ -42,6 +43,13 @@ class SimulatorConfig(BaseModel):
         description="Real-time mode: how long a closed blob may wait for its manifest. As each blob closes, the "
                     "gateway publishes the pending lines once the oldest is this old (0: one manifest per closed "
                     "blob); every tick (<= 100 ms) publishes what is left. Batch mode publishes per roll.")
+    sensor_clocks: SensorClocks = Field(
+        default="independent",
+        description="Real-time mode: 'independent' - every asset's camera, microphone and PLC historian close "
+                    "their files at their own phase within their period (drawn from the seed), as the "
+                    "unsynchronised devices of a real line do; 'synchronised' - every device of the line closes at "
+                    "the same instants (all frames, clips and rolls of a period at once: the worst case for the "
+                    "ingestion job). Batch mode is always synchronised.")
     write_manifests: bool = Field(default=True,
                                   description="Announce every closed blob in <landing>/manifests/ (the ingestion "
                                               "contract); off for callers that publish manifests themselves.")

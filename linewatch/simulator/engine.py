@@ -3,8 +3,9 @@
 :class:`AssetStream` owns an asset's physics, sensors and alarm logic and is
 advanced with :meth:`AssetStream.advance` to a simulated time; it returns
 what became available before that time: PLC samples, alarm events, thermal
-frames (at ``j / thermal_fps``) and audio clips (covering
-``[c * chunk, (c + 1) * chunk)``, returned once complete).  All randomness is
+frames (at ``phase + j / thermal_fps``) and audio clips (covering
+``[phase + c * chunk, phase + (c + 1) * chunk)``, returned once complete; the phases are 0 unless
+the stream is given :class:`SensorPhases`: real-time mode with independent sensor clocks).  All randomness is
 keyed by tick / frame / clip index, so the output does not depend on how
 often ``advance`` is called - batch mode (1 s steps) and real-time mode (wall
 clock steps) render the same content for the same simulated times.
@@ -39,11 +40,23 @@ class StreamOutput:
     clips: list[tuple[float, np.ndarray]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SensorPhases:
+    """Where in its period each sensor of one asset closes its files (seconds after the period's
+    start): the camera's frames at ``thermal + j / fps``, the microphone's clips end at
+    ``audio + (c + 1) * chunk``, the historian's rolls at ``plc + k * roll``. All 0: the line's
+    devices share one clock."""
+
+    thermal: float = 0.0
+    audio: float = 0.0
+    plc: float = 0.0
+
+
 class AssetStream:
     """Physics + sensors + alarms of one asset, advanced step by step."""
 
     def __init__(self, asset: Asset, scenario: Scenario, config: SimulatorConfig,
-                 profile: DifficultyProfile) -> None:
+                 profile: DifficultyProfile, phases: SensorPhases | None = None) -> None:
         self.asset = asset
         self.scenario = scenario
         self.config = config
@@ -52,6 +65,7 @@ class AssetStream:
         self.camera = ThermalCamera(asset, profile)
         self.audio = AudioRenderer(asset, config, profile)
         self.alarm_engine = AlarmEngine(asset, config, profile)
+        self.phases = phases or SensorPhases()
         self.dt = 1.0 / config.plc_rate_hz
         self.n_audio = int(round(config.audio_chunk_s * config.audio_rate_hz))
         self._n_ticks = 0
@@ -76,10 +90,21 @@ class AssetStream:
         self._hist = blk if self._hist is None else PhysicsBlock.concat([self._hist, blk])
         self._n_ticks = n_ticks
 
-    def _trim(self) -> None:
-        keep_from = min(self._frame_j / self.config.thermal_fps, self._clip_j * self.config.audio_chunk_s)
+    def _trim(self, t_end: float) -> None:
+        # the next frame and clip may lie ahead of t_end (a sensor's first period starts at its phase)
+        keep_from = min(self.next_frame_s, self.phases.audio + self._clip_j * self.config.audio_chunk_s, t_end)
         if self._hist is not None and self._hist.t[0] < keep_from - 2 * self.dt:
             self._hist = self._hist.tail(keep_from - 2 * self.dt)
+
+    @property
+    def next_frame_s(self) -> float:
+        """Simulated time of the next frame."""
+        return self.phases.thermal + self._frame_j / self.config.thermal_fps
+
+    @property
+    def next_clip_end_s(self) -> float:
+        """Simulated time at which the next clip is complete."""
+        return self.phases.audio + (self._clip_j + 1) * self.config.audio_chunk_s
 
     def advance(self, t_end: float) -> StreamOutput:
         """Produce everything timed before ``t_end`` (simulated seconds) not yet produced."""
@@ -109,14 +134,14 @@ class AssetStream:
 
         hist = self._hist
         assert hist is not None
-        while self._frame_j / cfg.thermal_fps < t_end:
-            tf = self._frame_j / cfg.thermal_fps
+        while self.next_frame_s < t_end:
+            tf = self.next_frame_s
             rng = make_rng(cfg.seed, "thermal", aid, self._frame_j)
             frame = self.camera.render(hist.snapshot(tf), self.scenario.drift(aid, tf), rng)
             out.frames.append((tf, frame))
             self._frame_j += 1
-        while (self._clip_j + 1) * cfg.audio_chunk_s <= t_end + 1e-9:
-            t0 = self._clip_j * cfg.audio_chunk_s
+        while self.next_clip_end_s <= t_end + 1e-9:
+            t0 = self.phases.audio + self._clip_j * cfg.audio_chunk_s
             ts = t0 + np.arange(self.n_audio) / cfg.audio_rate_hz
             snap = hist.snapshot(t0 + 0.5 * cfg.audio_chunk_s)
             rng = make_rng(cfg.seed, "audio", aid, self._clip_j)
@@ -124,5 +149,5 @@ class AssetStream:
                                      self.scenario.drift(aid, t0 + 0.5 * cfg.audio_chunk_s), rng)
             out.clips.append((t0, clip))
             self._clip_j += 1
-        self._trim()
+        self._trim(t_end)
         return out

@@ -22,8 +22,9 @@ from tqdm import tqdm
 
 from .assets import Asset, make_fleet
 from .config import SimulatorConfig
-from .engine import AssetStream
+from .engine import AssetStream, SensorPhases
 from .ground_truth import GroundTruth
+from .noise import make_rng
 from .scenario import Scenario
 from .sink import FileCallback, LandingSink
 from .timefmt import now_utc_ms
@@ -110,18 +111,35 @@ class Factory:
                 window = t_end
         return self._summary("batch", sink, total, time.perf_counter() - wall0)
 
+    def sensor_phases(self) -> dict[str, SensorPhases]:
+        """Per asset, where in its period each sensor closes its files in real-time mode.
+
+        ``config.sensor_clocks`` "independent": drawn uniformly from each period (frame period, clip
+        length, roll) by ``config.seed`` and the asset id, so a run is reproducible and the line's
+        cameras, microphones and historians close at different instants; "synchronised": all 0.
+        """
+        cfg = self.config
+        if cfg.sensor_clocks == "synchronised":
+            return {a.asset_id: SensorPhases() for a in self.fleet}
+        out = {}
+        for a in self.fleet:
+            u = make_rng(cfg.seed, "sensor-clock", a.asset_id).random(3)
+            out[a.asset_id] = SensorPhases(thermal=float(u[0]) / cfg.thermal_fps, audio=float(u[1]) * cfg.audio_chunk_s,
+                                           plc=float(u[2]) * cfg.roll_seconds)
+        return out
+
     def run_realtime(self, out_dir: str | Path, duration_s: float | None = None,
                      stop: threading.Event | None = None, on_file: FileCallback | None = None) -> RunSummary:
         """Stream at wall-clock pace into the landing directory ``out_dir``.
 
         Runs until ``duration_s`` elapsed or ``stop`` is set (at least one must
-        be given, or it runs forever).  Rolling PLC/alarm files are closed
-        every ``config.roll_seconds``; frames and clips are closed as soon as
-        they are complete.  With ``config.write_manifests`` each tick (at most
-        ~100 ms) ends with a manifest announcing what closed in it and is still unannounced: frames
-        and clips within a tick of closing them, rolling files at their roll; within a tick, the lines
-        pending are published as soon as the oldest is ``config.manifest_max_delay_ms`` old (checked
-        as each blob closes; 0 = one manifest per blob), as a gateway announces a file it closed.
+        be given, or it runs forever).  Frames and clips are closed when due (the loop wakes at the
+        next frame, clip end or roll of any asset, at least every 100 ms); each asset's rolling
+        PLC/alarm files are closed every ``config.roll_seconds``, at the asset's historian phase
+        (:meth:`sensor_phases`: ``config.sensor_clocks``).  With ``config.write_manifests`` each tick
+        ends with a manifest announcing what closed in it and is still unannounced; within a tick, the
+        lines pending are published as soon as the oldest is ``config.manifest_max_delay_ms`` old
+        (checked as each blob closes; 0 = one manifest per blob), as a gateway announces a file it closed.
         ``on_file(path, kind)`` is called after each file becomes visible.  ``ground_truth.csv`` is written at start (for
         the first scenario block), extended when a new block starts, and
         truncated to the elapsed time at the end.
@@ -129,14 +147,18 @@ class Factory:
         cfg = self.config
         start = now_utc_ms()
         m0 = time.monotonic()
-        scenario, streams = self._setup(cfg.realtime_episode_s)
+        phases = self.sensor_phases()
+        scenario = Scenario(self.fleet, cfg, self.profile, cfg.realtime_episode_s)
+        streams = [AssetStream(a, scenario, cfg, self.profile, phases[a.asset_id]) for a in self.fleet]
+        self.scenario = scenario
         sink = LandingSink(out_dir, cfg, start, on_file)
         sink.publish_after_s = cfg.manifest_max_delay_ms / 1000
         sink.write_assets(self.fleet)
         sink.write_ground_truth(GroundTruth.from_scenario(scenario, start, scenario.horizon_s))
         blocks = scenario.n_blocks
-        window = 0.0
-        next_roll = cfg.roll_seconds
+        roll = cfg.roll_seconds
+        window = dict.fromkeys(phases, 0.0)  # start of each asset's open roll
+        next_roll = {aid: p.plc + roll for aid, p in phases.items()}
         t_end = 0.0
         while True:
             el = time.monotonic() - m0
@@ -148,17 +170,23 @@ class Factory:
                 blocks = scenario.n_blocks
                 sink.write_ground_truth(GroundTruth.from_scenario(scenario, start, scenario.horizon_s))
             if done:
-                sink.roll(window, t_end)
+                for aid in phases:
+                    sink.roll(window[aid], t_end, [aid])
                 sink.publish()
                 break
-            if el >= next_roll:
-                sink.roll(window, t_end)
-                window = t_end
-                next_roll = (math.floor(el / cfg.roll_seconds) + 1) * cfg.roll_seconds
+            due = [aid for aid, t in next_roll.items() if el >= t]
+            for w in sorted({window[a] for a in due}):  # historians rolling together share one roll
+                same = [a for a in due if window[a] == w]
+                sink.roll(w, t_end, same)
+                for aid in same:
+                    window[aid] = t_end
+                    next_roll[aid] = phases[aid].plc + (math.floor((el - phases[aid].plc) / roll) + 1) * roll
             sink.publish()  # this tick's frames and clips (and the roll's files), one manifest
-            wait = min(max(next_roll - (time.monotonic() - m0), 0.005), 0.1)
+            now = time.monotonic() - m0
+            next_due = min(min(next_roll.values()), *(min(s.next_frame_s, s.next_clip_end_s) for s in streams))
+            wait = min(max(next_due - now, 0.001), 0.1)
             if duration_s is not None:
-                wait = min(wait, max(duration_s - (time.monotonic() - m0), 0.0) + 0.001)
+                wait = min(wait, max(duration_s - now, 0.0) + 0.001)
             if stop is not None:
                 stop.wait(wait)
             else:

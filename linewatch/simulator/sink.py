@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -141,35 +141,37 @@ class LandingSink:
             self._blob("audio", aid, t, encode_wav(clip, self.config.audio_rate_hz), "wav")
             self.counts.audio_clips += 1
 
-    def roll(self, window_start_s: float, window_end_s: float) -> list[Path]:
+    def roll(self, window_start_s: float, window_end_s: float, assets: Iterable[str] | None = None) -> list[Path]:
         """Atomically close the rolling files of the roll ``[window_start_s, window_end_s)``.
 
         Per asset the alarm log (if the roll has events) is closed and announced before the PLC
         file, both with ``timestamp`` = roll start and ``end`` = roll end (exclusive, and later
         than every row in the file).  Nothing becomes visible in ``manifests/`` before
-        :meth:`publish`.
+        :meth:`publish`.  ``assets``: only these assets' rolling files (historians on their own
+        clocks roll at different instants); None: every asset's.
         """
         stamp = file_stamp(self.start_time, window_start_s)
         timestamp = iso_ms_one(self.start_time, window_start_s)
         end_ms = offset_ms(window_end_s)
         closed: list[Path] = []
         ext = self.config.plc_format
-        for aid in dict.fromkeys([*self._alarms, *self._plc]):
+        pending = list(dict.fromkeys([*self._alarms, *self._plc]))
+        if assets is not None:
+            chosen = set(assets)
+            pending = [aid for aid in pending if aid in chosen]
+        for aid in pending:
             # rows are strictly before window_end_s; keep them strictly before `end` after rounding too
-            end = iso_at_ms(self.start_time, max(end_ms, self._last_ms.get(aid, end_ms - 1) + 1))
-            alarm_lines = self._alarms.get(aid)
+            end = iso_at_ms(self.start_time, max(end_ms, self._last_ms.pop(aid, end_ms - 1) + 1))
+            alarm_lines = self._alarms.pop(aid, None)
             if alarm_lines:
                 closed.append(self._close(f"alarms/alarms-{aid}-{stamp}.log", ("\n".join(alarm_lines) + "\n").encode(),
                                           "alarms", aid, timestamp, end))
                 self.counts.alarm_files += 1
-            plc_lines = self._plc.get(aid)
+            plc_lines = self._plc.pop(aid, None)
             if plc_lines:
                 closed.append(self._close(f"plc/plc-{aid}-{stamp}.{ext}", plc_file_text(plc_lines, ext).encode(),
                                           "plc", aid, timestamp, end))
                 self.counts.plc_files += 1
-        self._plc = {}
-        self._alarms = {}
-        self._last_ms = {}
         return closed
 
     def publish(self) -> Path | None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import scipy.fft
@@ -149,27 +150,50 @@ class SpeedEstimate:
     hint_used: bool
 
 
+@lru_cache(maxsize=8)
 def _hann(n: int) -> np.ndarray:
-    return (0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)).astype(np.float32)
+    """Periodic Hann window of ``n`` float32 samples (read-only; built once per length)."""
+    w = (0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)).astype(np.float32)
+    w.setflags(write=False)
+    return w
+
+
+@lru_cache(maxsize=8)
+def _hann_gain(n: int) -> np.floating:
+    """``2 / sum(hann(n))`` (float32, as numpy computes it): the window's amplitude correction."""
+    gain: np.floating = 2.0 / _hann(n).sum()
+    return gain
 
 
 def _tone_prominence(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Log amplitude and log prominence (over a running median) on a 0.25 Hz grid up to 2 kHz."""
     n = x.shape[0]
-    w = _hann(n)
-    spec = np.abs(scipy.fft.rfft(x * w, TONE_PAD * n)) * (2.0 / w.sum())
     df = SAMPLE_RATE / (TONE_PAD * n)
     keep = int(TONE_MAX_HZ / df) + 1
-    log_a = np.log(spec[:keep] + 1e-9)
+    spec = np.abs(scipy.fft.rfft(x * _hann(n), TONE_PAD * n)[:keep]) * _hann_gain(n)
+    log_a = np.log(spec + 1e-9)
     floor = median_filter(log_a, size=int(TONE_FLOOR_HZ / df) | 1, mode="nearest")
     return log_a, log_a - floor, df
 
 
-def _peak(curve: np.ndarray, df: float, f0: float, tol_hz: float) -> float:
+def _peak_bounds(df: float, f0: float, tol_hz: float, length: int) -> tuple[int, int] | None:
     lo, hi = int(max(f0 - tol_hz, 0.0) / df), int(np.ceil((f0 + tol_hz) / df)) + 1
-    if lo >= curve.shape[0] or hi <= lo:
-        return float("nan")
-    return float(np.max(curve[lo:min(hi, curve.shape[0])]))
+    if lo >= length or hi <= lo:
+        return None
+    return lo, min(hi, length)
+
+
+def _peak(curve: np.ndarray, df: float, f0: float, tol_hz: float) -> float:
+    bounds = _peak_bounds(df, f0, tol_hz, curve.shape[0])
+    return float("nan") if bounds is None else float(np.max(curve[bounds[0]:bounds[1]]))
+
+
+def _peak_rows(curves: np.ndarray, df: float, f0: float, tol_hz: float) -> np.ndarray:
+    """:func:`_peak` of each row of ``curves`` (one frequency window for all rows)."""
+    bounds = _peak_bounds(df, f0, tol_hz, curves.shape[1])
+    if bounds is None:
+        return np.full(curves.shape[0], np.nan)
+    return np.max(curves[:, bounds[0]:bounds[1]], axis=1)
 
 
 def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None) -> SpeedEstimate:
@@ -197,26 +221,76 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
     return SpeedEstimate(shaft, confidence, hint_hz is not None and hint_hz > 0)
 
 
-def _band_envelope(spectrum: np.ndarray, n: int, band: tuple[float, float]) -> np.ndarray:
-    """Hilbert envelope of the clip band-passed to ``band`` (analytic signal shifted to base band)."""
+def _band_bins(n: int, n_bins: int, band: tuple[float, float]) -> tuple[int, int, int]:
+    """FFT bins ``lo..hi`` of ``band`` in a clip of ``n`` samples and the envelope's transform length."""
     lo = max(int(np.ceil(band[0] * n / SAMPLE_RATE)), 1)
-    hi = min(int(np.floor(band[1] * n / SAMPLE_RATE)), spectrum.shape[0] - 1)
+    hi = min(int(np.floor(band[1] * n / SAMPLE_RATE)), n_bins - 1)
     width = max(hi - lo + 1, 2)
     m = 1 << int(np.ceil(np.log2(max(2 * width, 2 * ENV_MAX_HZ * n / SAMPLE_RATE))))
-    base = np.zeros(m, dtype=np.complex64)
-    base[:hi - lo + 1] = spectrum[lo:hi + 1]
-    return np.abs(scipy.fft.ifft(base)).astype(np.float64) * m / n
+    return lo, hi, m
 
 
-def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, float], shaft_hz: float
-                       ) -> tuple[list[float], np.ndarray, np.ndarray, tuple[float, float, float, float]]:
+@lru_cache(maxsize=16)
+def _band_groups(n: int, n_bins: int, bands: tuple[tuple[float, float], ...]
+                 ) -> tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]:
+    """``bands`` grouped by envelope transform length: ``(m, ((band index, lo, hi), ...))``."""
+    groups: dict[int, list[tuple[int, int, int]]] = {}
+    for i, band in enumerate(bands):
+        lo, hi, m = _band_bins(n, n_bins, band)
+        groups.setdefault(m, []).append((i, lo, hi))
+    return tuple((m, tuple(rows)) for m, rows in groups.items())
+
+
+def _band_envelope(spectrum: np.ndarray, n: int, band: tuple[float, float]) -> np.ndarray:
+    """Hilbert envelope of the clip band-passed to ``band`` (analytic signal shifted to base band)."""
+    return _band_envelopes(spectrum, n, (band,))[0][0]
+
+
+def _band_envelopes(spectrum: np.ndarray, n: int, bands: tuple[tuple[float, float], ...]
+                    ) -> list[tuple[np.ndarray, int]]:
+    """:func:`_band_envelope` of every band as ``(envelope, row)`` of a shared ``(rows, m)`` array:
+    the bands of one transform length go through one batched inverse FFT (the same transform
+    per row, so the same numbers as one FFT per band)."""
+    out: list[tuple[np.ndarray, int]] = [(spectrum, 0)] * len(bands)
+    for m, rows in _band_groups(n, spectrum.shape[0], bands):
+        base = np.zeros((len(rows), m), dtype=np.complex64)
+        for r, (_, lo, hi) in enumerate(rows):
+            base[r, :hi - lo + 1] = spectrum[lo:hi + 1]
+        env = np.abs(scipy.fft.ifft(base, axis=1)).astype(np.float64) * m / n
+        for r, (i, _, _) in enumerate(rows):
+            out[i] = (env, r)
+    return out
+
+
+def _kurtosis_of_rows(envelopes: list[tuple[np.ndarray, int]]) -> list[float]:
+    """Kurtosis of the squared envelope, ``E[e^4] / E[e^2]^2 - 2``, of each ``(array, row)`` (the
+    rows of one array at once; a row's means are the same numbers as the 1-D means)."""
+    moments: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    out = []
+    for arr, row in envelopes:
+        if id(arr) not in moments:
+            p2 = arr * arr
+            moments[id(arr)] = (np.mean(p2 * p2, axis=1), np.mean(p2, axis=1))
+        fourth, second = moments[id(arr)]
+        out.append(float(fourth[row] / max(float(second[row]) ** 2, 1e-30)) - 2.0)
+    return out
+
+
+def _envelope_shape(env: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """The centred envelope and its modulation depth and log kurtosis."""
     mean = float(env.mean()) + 1e-12
     centred = env - mean
     var = float(np.mean(centred**2)) + 1e-24
     modulation = float(np.sqrt(var) / mean)
     kurt = float(np.mean(centred**4) / var**2)
-    prom, df = _envelope_prominence(centred, duration_s)
-    combs = []
+    return centred, [modulation, float(np.log1p(max(kurt, 0.0)))]
+
+
+def _envelope_orders(proms: np.ndarray, df: float, orders: dict[str, float], shaft_hz: float
+                     ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """Fault-order peaks (max over the bands, rows of ``proms``) and the best band's strongest
+    non-synchronous peak."""
+    combs: list[float] = []
     for name in FAULT_ORDERS:
         order = orders.get(name)
         for h in range(1, FAULT_HARMONICS + 1):
@@ -224,29 +298,33 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
                 combs.append(0.0)
                 continue
             f0 = h * order * shaft_hz
-            value = _peak(prom, df, f0, max(1.0, 0.03 * f0))
-            combs.append(0.0 if not np.isfinite(value) else value)
+            value = _peak_rows(proms, df, f0, max(1.0, 0.03 * f0))
+            combs.append(float(np.max(np.where(np.isfinite(value), value, 0.0))))
     # an inner-race defect passes through the load zone once per turn: sidebands at BPFI +- 1x
     for h in (1, 2):
         order = orders.get("bpfi")
         if order is None:
             combs.append(0.0)
             continue
-        sb = [_peak(prom, df, h * order * shaft_hz + d * shaft_hz, max(1.0, 0.03 * shaft_hz)) for d in (-1, 1)]
-        combs.append(float(np.nanmax(sb)) if np.any(np.isfinite(sb)) else 0.0)
+        low, high = (_peak_rows(proms, df, h * order * shaft_hz + d * shaft_hz, max(1.0, 0.03 * shaft_hz))
+                     for d in (-1, 1))
+        sb = np.fmax(low, high)
+        combs.append(float(np.max(np.where(np.isfinite(sb), sb, 0.0))))
     # strongest non-synchronous peak between 1.5 and 12 orders, with its 2nd/3rd harmonics
-    freqs = np.arange(prom.shape[0]) * df
+    freqs = np.arange(proms.shape[1]) * df
     order_axis = freqs / shaft_hz
     mask = (order_axis >= 1.5) & (order_axis <= 12.0) & (np.abs(order_axis - np.round(order_axis)) > 0.06)
-    if np.any(mask):
-        i = int(np.argmax(np.where(mask, prom, -np.inf)))
+    best: tuple[float, float, float, float] = (-np.inf, 0.0, 0.0, 0.0)
+    if not np.any(mask):
+        return np.asarray(combs), (0.0, 0.0, 0.0, 0.0)
+    for prom, i in zip(proms, np.argmax(np.where(mask, proms, -np.inf), axis=1), strict=True):
         f_p = freqs[i]
         h2, h3 = (_peak(prom, df, m * f_p, max(1.0, 0.02 * m * f_p)) for m in (2, 3))
         nonsync = (float(prom[i]), float(order_axis[i]), 0.0 if not np.isfinite(h2) else h2,
                    0.0 if not np.isfinite(h3) else h3)
-    else:
-        nonsync = (0.0, 0.0, 0.0, 0.0)
-    return [modulation, float(np.log1p(max(kurt, 0.0)))], np.asarray(combs), prom, nonsync
+        if nonsync[0] > best[0]:
+            best = nonsync
+    return np.asarray(combs), best
 
 
 def kurtogram_bands() -> tuple[tuple[float, float], ...]:
@@ -281,10 +359,12 @@ def _envelope_prominence(centred: np.ndarray, duration_s: float) -> tuple[np.nda
 
 
 def _comb_values(prom: np.ndarray, df: float, freqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Prominence at ``freqs`` (max of the two nearest bins, clipped) and which are inside the spectrum."""
-    inside = freqs < (prom.shape[0] - 2) * df
-    i0 = np.clip(np.floor(freqs / df).astype(np.int64), 0, prom.shape[0] - 2)
-    return np.where(inside, np.clip(np.maximum(prom[i0], prom[i0 + 1]), -1.0, PROM_CLIP[1]), 0.0), inside
+    """Prominence at ``freqs`` (max of the two nearest bins, clipped) and which are inside the spectrum.
+    ``prom`` may stack several spectra in rows: the values then gain that leading axis."""
+    length = prom.shape[-1]
+    inside = freqs < (length - 2) * df
+    i0 = np.clip(np.floor(freqs / df).astype(np.int64), 0, length - 2)
+    return np.where(inside, np.clip(np.maximum(prom[..., i0], prom[..., i0 + 1]), -1.0, PROM_CLIP[1]), 0.0), inside
 
 
 def fault_comb(prom: np.ndarray, df: float, f0: float, sideband_hz: float = 0.0) -> float:
@@ -295,6 +375,7 @@ def fault_comb(prom: np.ndarray, df: float, f0: float, sideband_hz: float = 0.0)
     alike, so one ``d`` is searched instead of a window per harmonic, which keeps healthy clips low);
     with ``sideband_hz`` (BPFI: the shaft rate, an inner race passes the load zone once per turn;
     2xBSF: the cage rate FTF) half of the stronger sideband ``h f0 (1 + d) +- sideband_hz`` is added.
+    ``prom`` may stack several envelope spectra (rows): the score is then the best over them.
 
     >>> prom = np.zeros(801); prom[[100, 200, 300, 400]] = 5.0
     >>> round(fault_comb(prom, 1.0, 101.0), 2), round(fault_comb(prom, 1.0, 143.0), 2)
@@ -305,28 +386,42 @@ def fault_comb(prom: np.ndarray, df: float, f0: float, sideband_hz: float = 0.0)
     freqs = np.outer(1.0 + COMB_DEVIATION, np.arange(1, COMB_HARMONICS + 1) * f0)
     values, inside = _comb_values(prom, df, freqs)
     count = np.maximum(inside.sum(axis=1), 1)
-    score = values.sum(axis=1) / count
+    score = values.sum(axis=-1) / count
     if sideband_hz > 0:
         lower, _ = _comb_values(prom, df, np.maximum(freqs - sideband_hz, 0.0))
         upper, _ = _comb_values(prom, df, freqs + sideband_hz)
-        score = score + 0.5 * (np.maximum(lower, upper) * inside).sum(axis=1) / count
+        score = score + 0.5 * (np.maximum(lower, upper) * inside).sum(axis=-1) / count
     return float(np.max(score)) if np.any(inside) else 0.0
+
+
+@lru_cache(maxsize=1)
+def _blind_orders() -> np.ndarray:
+    lo, hi, step = BLIND_ORDERS
+    orders = np.arange(lo, hi, step)
+    orders = orders[np.abs(orders - np.round(orders)) > 0.08]
+    orders.setflags(write=False)
+    return orders
 
 
 def blind_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, float]:
     """Strongest harmonic comb of any non-synchronous order in 1.5-12 (a bearing of unknown geometry).
 
-    Returns ``(score, order)``; integer orders (+-0.08) are left out (shaft harmonics).
+    Returns ``(score, order)``; integer orders (+-0.08) are left out (shaft harmonics). ``prom`` may
+    stack several envelope spectra (rows): the best ``(score, order)`` over them.
     """
-    lo, hi, step = BLIND_ORDERS
-    orders = np.arange(lo, hi, step)
-    orders = orders[np.abs(orders - np.round(orders)) > 0.08]
+    orders = _blind_orders()
     freqs = np.outer(orders * shaft_hz, np.arange(1, COMB_HARMONICS + 1))
     values, inside = _comb_values(prom, df, freqs)
     n_in = inside.sum(axis=1)
-    score = np.where(n_in >= 2, values.sum(axis=1) / np.maximum(n_in, 1), -1.0)
-    best = int(np.argmax(score))
-    return float(score[best]), float(orders[best])
+    score = np.where(n_in >= 2, values.sum(axis=-1) / np.maximum(n_in, 1), -1.0)
+    rows = score.reshape(-1, score.shape[-1])
+    return max((float(row[b]), float(orders[b])) for row, b in zip(rows, np.argmax(rows, axis=1), strict=True))
+
+
+@lru_cache(maxsize=4)
+def _sk_bins(n_fft: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / SAMPLE_RATE)
+    return freqs, tuple((freqs >= lo) & (freqs <= hi) for lo, hi in SK_BANDS_HZ)
 
 
 def _spectral_kurtosis(x: np.ndarray) -> np.ndarray:
@@ -338,21 +433,38 @@ def _spectral_kurtosis(x: np.ndarray) -> np.ndarray:
     p = np.abs(scipy.fft.rfft(frames * w, axis=1)).astype(np.float64) ** 2
     m2 = p.mean(axis=0)
     sk = (p * p).mean(axis=0) / np.maximum(m2 * m2, 1e-30) - 2.0
-    freqs = np.fft.rfftfreq(SK_N_FFT, 1.0 / SAMPLE_RATE)
+    _, band_masks = _sk_bins(SK_N_FFT)
+    strong = m2 > 1e-9 * max(float(m2.max()), 1e-30)
     out = []
-    for lo, hi in SK_BANDS_HZ:
-        sel = (freqs >= lo) & (freqs <= hi) & (m2 > 1e-9 * max(float(m2.max()), 1e-30))
+    for in_band in band_masks:
+        sel = in_band & strong
         out.append(float(np.log1p(np.clip(sk[sel].mean(), 0.0, 1e4))) if np.any(sel) else 0.0)
     return np.asarray(out)
 
 
+@dataclass(frozen=True)
+class _SegmentBins:
+    """Frequency masks of a segment's spectrum, built once per segment length."""
+
+    above_20hz: np.ndarray
+    shape_total: np.ndarray
+    shape_bands: tuple[np.ndarray, ...]
+
+
+@lru_cache(maxsize=4)
+def _segment_bins(n: int) -> _SegmentBins:
+    freqs = np.fft.rfftfreq(n, 1.0 / SAMPLE_RATE)
+    return _SegmentBins(freqs >= 20.0, freqs >= SHAPE_EDGES_HZ[0],
+                        tuple((freqs >= lo) & (freqs < hi) for lo, hi in itertools.pairwise(SHAPE_EDGES_HZ)))
+
+
 def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None) -> np.ndarray:
     n = x.shape[0]
+    bins = _segment_bins(n)
     x = x.astype(np.float64) - float(np.mean(x))
     spectrum = scipy.fft.rfft(x)
     power = np.abs(spectrum) ** 2
-    freqs = np.fft.rfftfreq(n, 1.0 / SAMPLE_RATE)
-    rms = float(np.sqrt(2.0 * power[freqs >= 20.0].sum()) / n)
+    rms = float(np.sqrt(2.0 * power[bins.above_20hz].sum()) / n)
     if rms < 1e-7:
         raise AudioInputError("the clip is silent (RMS above 20 Hz < 1e-7 of full scale)")
     x = x / rms
@@ -377,9 +489,9 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     hum = [(_peak(prom, df, f, 1.0), _peak(log_a, df, f, 1.0)) for f in hum_freqs if f < TONE_MAX_HZ - 2]
     hp, ha = max(hum, key=lambda t: t[0]) if hum else (0.0, -80.0 * np.log(10.0) / 20.0)
     out += [hp, max(20.0 / np.log(10.0) * ha, -80.0)]
-    total = float(power[(freqs >= SHAPE_EDGES_HZ[0])].sum()) + 1e-12
-    for lo, hi in itertools.pairwise(SHAPE_EDGES_HZ):
-        out.append(10.0 * np.log10(float(power[(freqs >= lo) & (freqs < hi)].sum()) / total + 1e-9))
+    total = float(power[bins.shape_total].sum()) + 1e-12
+    for in_band in bins.shape_bands:
+        out.append(10.0 * np.log10(float(power[in_band].sum()) / total + 1e-9))
     sk = _spectral_kurtosis(x.astype(np.float32))
     out += sk.tolist()
     orders = {k: float(v) for k, v in profile.bearing_orders.items() if k in ("bpfo", "bpfi", "ftf")}
@@ -393,33 +505,34 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     else:  # the most impulsive band above 1 kHz
         i = int(np.argmax(sk[1:])) + 1
         bands.append(SK_BANDS_HZ[i])
-    env_stats, combs, nonsync_best, env_proms = [], [], (-np.inf, 0.0, 0.0, 0.0), []
-    for band in bands:
-        stats, comb, prom_b, nonsync = _envelope_features(_band_envelope(spectrum, n, band), n / SAMPLE_RATE, orders,
-                                                           f_r)
+    duration = n / SAMPLE_RATE
+    # the envelope bands and every kurtogram band: one batched inverse FFT per transform length
+    all_bands = (*bands, *_KURTOGRAM_BANDS)
+    envelopes = _band_envelopes(spectrum, n, all_bands)
+    env_stats: list[float] = []
+    env_proms: list[np.ndarray] = []
+    for arr, row in envelopes[:len(bands)]:
+        centred, stats = _envelope_shape(arr[row])
         env_stats += stats
-        combs.append(comb)
-        env_proms.append(prom_b)
-        if nonsync[0] > nonsync_best[0]:
-            nonsync_best = nonsync
+        env_proms.append(_envelope_prominence(centred, duration)[0])
     # fast kurtogram: the most impulsive demodulation bands of this clip (kurtosis of the envelope)
-    k_envs, k_kurt = [], []
-    for band in _KURTOGRAM_BANDS:
-        env = _band_envelope(spectrum, n, band)
-        p2 = env * env
-        k_envs.append(env)
-        k_kurt.append(float(np.mean(p2 * p2) / max(float(np.mean(p2)) ** 2, 1e-30)) - 2.0)
+    k_envs = envelopes[len(bands):]
+    k_kurt = _kurtosis_of_rows(k_envs)
+    combs, nonsync_best = _envelope_orders(np.stack(env_proms), 1.0 / duration, orders, f_r)
     top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
-    env_proms += [_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), n / SAMPLE_RATE)[0] for i in top]
+    for i in top:
+        env = k_envs[i][0][k_envs[i][1]]
+        env_proms.append(_envelope_prominence(env - float(env.mean()), duration)[0])
     best_band = _KURTOGRAM_BANDS[int(top[0])]
     df_env = SAMPLE_RATE / n
+    all_proms = np.stack(env_proms)
     comb_scores = []
     for name, sideband in (("bpfo", 0.0), ("bpfi", f_r), ("bsf2", orders.get("ftf", 0.0) * f_r)):
         order = orders.get(name)
-        comb_scores.append(max(fault_comb(p, df_env, order * f_r, sideband) for p in env_proms) if order else 0.0)
-    blind = max(blind_comb(p, df_env, f_r) for p in env_proms)
+        comb_scores.append(fault_comb(all_proms, df_env, order * f_r, sideband) if order else 0.0)
+    blind = blind_comb(all_proms, df_env, f_r)
     out += env_stats
-    out += np.max(np.stack(combs), axis=0).tolist()
+    out += combs.tolist()
     out += [nonsync_best[0] if np.isfinite(nonsync_best[0]) else 0.0, nonsync_best[1] / 12.0, nonsync_best[2],
             nonsync_best[3]]
     peak = float(np.max(np.abs(x)))

@@ -144,7 +144,7 @@ def test_realtime_never_exposes_partial_files_or_early_manifests(tmp_path: Path)
 
 
 def test_realtime_duration_and_ground_truth(tmp_path: Path) -> None:
-    cfg = SimulatorConfig(seed=4, roll_seconds=0.5)
+    cfg = SimulatorConfig(seed=4, roll_seconds=0.5, sensor_clocks="synchronised")  # counts at a shared clock
     s = Factory(cfg, n_assets=1).run_realtime(tmp_path, duration_s=1.5)
     assert 1.5 <= s.wall_seconds < 10.0
     assert s.sim_seconds == 1.5
@@ -158,12 +158,13 @@ def test_realtime_duration_and_ground_truth(tmp_path: Path) -> None:
 
 def test_realtime_manifest_max_delay(tmp_path: Path) -> None:
     """``manifest_max_delay_ms`` 0: the gateway announces each blob as it closes (one line per
-    manifest, every blob before its manifest); 1000: once per tick (several blobs share one)."""
+    manifest, every blob before its manifest); 1000: once per tick (several blobs share one: the
+    assets' files close at the same instants with synchronised sensor clocks)."""
     lines_per_manifest: dict[float, list[int]] = {}
     for delay in (0.0, 1000.0):
         out = tmp_path / str(delay)
         seen: list[tuple[Path, str]] = []
-        cfg = SimulatorConfig(seed=5, manifest_max_delay_ms=delay)
+        cfg = SimulatorConfig(seed=5, manifest_max_delay_ms=delay, sensor_clocks="synchronised")
         s = Factory(cfg, n_assets=2).run_realtime(out, duration_s=1.2, on_file=lambda p, k: seen.append((p, k)))
         manifests = sorted((out / "manifests").glob("*.jsonl"))
         lines_per_manifest[delay] = [len(m.read_text().splitlines()) for m in manifests]
