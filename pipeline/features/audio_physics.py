@@ -243,7 +243,8 @@ def _band_groups(n: int, n_bins: int, bands: tuple[tuple[float, float], ...]
 
 def _band_envelope(spectrum: np.ndarray, n: int, band: tuple[float, float]) -> np.ndarray:
     """Hilbert envelope of the clip band-passed to ``band`` (analytic signal shifted to base band)."""
-    return _band_envelopes(spectrum, n, (band,))[0][0]
+    env, row = _band_envelopes(spectrum, n, (band,))[0]
+    return env[row]
 
 
 def _band_envelopes(spectrum: np.ndarray, n: int, bands: tuple[tuple[float, float], ...]
