@@ -47,6 +47,80 @@ class _Snapshot:
     keys: dict[OrderKey, tuple[str, str]] = field(default_factory=dict)  # key -> (file, line text)
     where: dict[str, LineLocation] = field(default_factory=dict)  # line text -> location
     epochs: dict[tuple[str, str], dict[int, tuple[int, int]]] = field(default_factory=dict)  # (min, max) seq
+    # the seqs listed per (asset, sequence, epoch), for the (min, max) above when a manifest leaves
+    seqs: dict[tuple[str, str, int], frozenset[int]] = field(default_factory=dict)
+    # line texts / order keys announced by more than one listed manifest: which one the maps point
+    # at depends on the order the manifests were indexed, so a manifest that holds one of them leaves
+    # through a full rebuild (rare: a gateway that re-announces a line)
+    shared: set[str | OrderKey] = field(default_factory=set)
+
+
+def _manifest_keys(lines: list[ManifestLine]) -> list[tuple[ManifestLine, OrderKey | None]]:
+    out: list[tuple[ManifestLine, OrderKey | None]] = []
+    for line in lines:
+        parsed = line.parsed
+        key = parsed.order_key if isinstance(parsed, ManifestEntry) else None
+        out.append((line, key))
+    return out
+
+
+def _build(files: dict[str, list[ManifestLine]]) -> _Snapshot:
+    """The snapshot of ``files`` from scratch; where two manifests announce the same line, the one
+    later in ``files`` (the listing's name order) is where the index says it is."""
+    snap = _Snapshot(files=files)
+    seqs: dict[tuple[str, str, int], set[int]] = {}
+    for name, lines in files.items():
+        _add(snap, name, lines, seqs)
+    snap.seqs = {k: frozenset(v) for k, v in seqs.items()}
+    return snap
+
+
+def _add(snap: _Snapshot, name: str, lines: list[ManifestLine],
+         seqs: dict[tuple[str, str, int], set[int]] | None = None) -> bool:
+    """Index one manifest into ``snap`` (whose maps the caller owns). ``seqs``: mutable per-epoch
+    sets while building from scratch; None: copy-on-write into ``snap.seqs``. True when one of
+    its lines was already indexed."""
+    repeated = False
+    for line, key in _manifest_keys(lines):
+        if line.text in snap.where:
+            snap.shared.add(line.text)
+            repeated = True
+        snap.where[line.text] = LineLocation(name, line.lineno, line.last_unterminated)
+        if key is None:
+            continue
+        if key in snap.keys:
+            snap.shared.add(key)
+            repeated = True
+        snap.keys[key] = (name, line.text)
+        per_epoch = snap.epochs.setdefault(key[:2], {})
+        low, high = per_epoch.get(key[2], (key[3], key[3]))
+        per_epoch[key[2]] = (min(low, key[3]), max(high, key[3]))
+        if seqs is not None:
+            seqs.setdefault(key[:3], set()).add(key[3])
+        else:
+            snap.seqs[key[:3]] = snap.seqs.get(key[:3], frozenset()) | {key[3]}
+    return repeated
+
+
+def _remove(snap: _Snapshot, lines: list[ManifestLine]) -> None:
+    """Drop one manifest (none of whose lines is in ``snap.shared``) from ``snap``."""
+    for line, key in _manifest_keys(lines):
+        snap.where.pop(line.text, None)
+        if key is None:
+            continue
+        snap.keys.pop(key, None)
+        left = snap.seqs.get(key[:3], frozenset()) - {key[3]}
+        per_epoch = snap.epochs.get(key[:2])
+        if per_epoch is None:
+            continue
+        if left:
+            snap.seqs[key[:3]] = left
+            per_epoch[key[2]] = (min(left), max(left))
+        else:
+            snap.seqs.pop(key[:3], None)
+            per_epoch.pop(key[2], None)
+            if not per_epoch:
+                del snap.epochs[key[:2]]
 
 
 class ManifestIndex:
@@ -85,27 +159,41 @@ class ManifestIndex:
         if set(names) == set(old.files):
             self.listings += 1
             return names
-        files = {n: old.files[n] for n in names if n in old.files}
-        for name in names:
-            if name not in files:
-                lines = read_manifest(self.zone.manifests / name)
-                if lines is not None:
-                    files[name] = lines
-        snap = _Snapshot(files=files)
-        for name, lines in files.items():
-            for line in lines:
-                snap.where[line.text] = LineLocation(name, line.lineno, line.last_unterminated)
-                parsed = line.parsed
-                if isinstance(parsed, ManifestEntry) and parsed.order_key is not None:
-                    key = parsed.order_key
-                    snap.keys[key] = (name, line.text)
-                    per_epoch = snap.epochs.setdefault(key[:2], {})
-                    low, high = per_epoch.get(key[2], (key[3], key[3]))
-                    per_epoch[key[2]] = (min(low, key[3]), max(high, key[3]))
+        snap = self._next_snapshot(old, names)
+        files = snap.files
         with self._lock:
             self._snap = snap
             self.listings += 1
         return [n for n in names if n in files]
+
+    def _next_snapshot(self, old: _Snapshot, names: list[str]) -> _Snapshot:
+        """The snapshot for this listing, built from ``old`` by indexing only the manifests that
+        arrived and dropping those that left (a job behind on its backlog keeps every unfinished
+        manifest listed: rebuilding all of them on every refresh cost 24 ms at 1,000 manifests,
+        on the handlers' interpreter lock). Copy-on-write: readers keep the old snapshot. Where a
+        manifest that arrives or leaves shares a line with another, it rebuilds from scratch, so
+        the result is always what :func:`_build` gives for the listing in name order (tested)."""
+        listed = set(names)
+        left = [n for n in old.files if n not in listed]
+        arrived: dict[str, list[ManifestLine]] = {}
+        for name in names:
+            if name not in old.files:
+                lines = read_manifest(self.zone.manifests / name)
+                if lines is not None:
+                    arrived[name] = lines
+        files = {n: old.files[n] if n in old.files else arrived[n] for n in names if n in old.files or n in arrived}
+        if any(line.text in old.shared or key in old.shared
+               for n in left for line, key in _manifest_keys(old.files[n])):
+            return _build(files)
+        snap = _Snapshot(files=files, keys=dict(old.keys), where=dict(old.where),
+                         epochs={k: dict(v) for k, v in old.epochs.items()}, seqs=dict(old.seqs),
+                         shared=set(old.shared))
+        for name in left:
+            _remove(snap, old.files[name])
+        for name, lines in arrived.items():
+            if _add(snap, name, lines):  # an arrival repeats a listed line: name order decides
+                return _build(files)
+        return snap
 
     def request_refresh(self) -> None:
         """Ask for a fresh listing: at once (synchronous) or on the background thread."""
