@@ -9,7 +9,7 @@
 
 Medians of ``--repeats`` runs, measured in one run of this script.
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_audit.py \
+    .venv/bin/python bench/bench_audit.py \
         --redis-url redis://127.0.0.1:6379/0 --out bench/results/bench_audit.json
 """
 

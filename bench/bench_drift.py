@@ -1,6 +1,6 @@
 """Drift benchmark: KS cost per feature-window, false alarms without drift, detection delay per drift kind.
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_drift.py [--seeds 20] [--json out.json]
+    .venv/bin/python bench/bench_drift.py [--seeds 20] [--json out.json]
 
 1. **Cost** (one run, medians of repeated windows): a window of 500 live values per feature tested against
    a reference of 256 (the cards' sample) and of 5,000 values: the presorted reference + ``searchsorted``

@@ -1,10 +1,10 @@
 """The demo's drift on the demo's line: onset -> raised delay, cause, and false raises without it.
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_drift_demo.py --seeds 7 1 2 \\
+    .venv/bin/python bench/bench_drift_demo.py --seeds 7 1 2 \\
         [--seconds 360] [--cache .runs/drift_demo] [--json .runs/bench_drift_demo.json]
-    LINEWATCH_REDIS__URL=redis://127.0.0.1:6379/7 flock /work/coord/heavy.lock nice -n 5 .venv/bin/linewatch demo
+    LINEWATCH_REDIS__URL=redis://127.0.0.1:6379/7 .venv/bin/linewatch demo
     .venv/bin/python bench/bench_drift_demo.py --from-redis redis://127.0.0.1:6379/7   # what that demo raised
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_drift_demo.py --seeds 7 --thermal-steady 900
+    .venv/bin/python bench/bench_drift_demo.py --seeds 7 --thermal-steady 900
 
 The line is ``linewatch demo``'s: its simulator settings (``demo_simulator_config``), its fault
 (``--fault bearing_wear`` on one asset from 5 s) and its drift (``DEMO_DRIFT``: a microphone losing

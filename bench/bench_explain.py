@@ -8,7 +8,7 @@ explained towards that class with 3 seeds, at several sample counts, with both L
 Also times the full :class:`VerdictExplainer` (3 modalities, rules, heatmap arrays; and again with the
 three PNGs written) on a simulated bearing fault at the chosen settings.
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_explain.py --rows 12
+    .venv/bin/python bench/bench_explain.py --rows 12
 
 Then the rules and the agreement flag on simulated machines (``--rule-samples`` per class), on the
 reference plant and on a held-out randomised fleet: how often a rule for the simulated fault fires, a

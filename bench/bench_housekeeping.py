@@ -14,7 +14,7 @@ median and max over all checkpoints, and over the checkpoints triggered within 3
 prune was due. Run with the same arguments on the old and the new code (the script uses only
 ``Settings``, ``IngestJob.from_settings`` and ``ManifestWriter``, which both have)::
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_housekeeping.py --out /tmp/hk.json
+    .venv/bin/python bench/bench_housekeeping.py --out /tmp/hk.json
 """
 
 from __future__ import annotations

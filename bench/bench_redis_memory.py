@@ -18,7 +18,7 @@ memory at steady state under ``streams.retention`` (docs/redis.md, docs/benchmar
    entry sizes, ids, ages and trimming follow line time. The server is a private
    valkey/redis-server started with the default ``maxmemory`` (noeviction), so nothing else shares it.
 
-    PYTHONPATH=. flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_redis_memory.py \\
+    PYTHONPATH=. .venv/bin/python bench/bench_redis_memory.py \\
         --line-minutes 30 --out bench/results/bench_redis_memory.json --plot bench/results/redis_memory.png
 """
 

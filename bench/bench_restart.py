@@ -18,7 +18,7 @@ the ``PHASE <name> <unix time>`` lines of the new job's log (``pipeline.ingest_j
     worker     → operator open() (thread-mode Python worker: unpickling the function, imports)
     first      → first new entry in Redis (source scan, a manifest read, frame decoded, XADD)
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_restart.py --iterations 3 --out /tmp/restart.json
+    .venv/bin/python bench/bench_restart.py --iterations 3 --out /tmp/restart.json
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Web app: alert written -> visible in a browser (p50/p99) under reference-line verdict traffic, and the
 server's CPU with 20 connected server-sent-event clients.
 
-    PYTHONPATH=. flock /work/coord/heavy.lock nice -n 5 .venv/bin/python bench/bench_web.py \
+    PYTHONPATH=. .venv/bin/python bench/bench_web.py \
         [--trials 120] [--clients 20] [--cpu-seconds 30] [--verdict-rate 40]
 
 Setup (all real): Redis on 127.0.0.1:6379 (a unique prefix, deleted afterwards); the alerts service's

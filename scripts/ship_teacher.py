@@ -1,6 +1,6 @@
 """Ship each modality's teacher next to its registered student, for shadow scoring (governance drift).
 
-    flock /work/coord/heavy.lock nice -n 5 .venv/bin/python scripts/ship_teacher.py \
+    .venv/bin/python scripts/ship_teacher.py \
         --gpu-run .runs/gpu_drift --registry models/default
 
 ``--gpu-run`` holds what ``scripts/train_gpu.py`` wrote (bundles + feature vectors). For each
