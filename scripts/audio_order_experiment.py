@@ -51,19 +51,9 @@ def log(msg: str) -> None:
 # --------------------------------------------------------------------------------------------- data
 def save_run_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:
     """The files ``scripts/train_gpu.py`` writes (``models.data.domain_data.load_run_data`` reads them)."""
-    meta = {k: getattr(ds, k) for k in ("y", "severity", "groups", "asset_types", "variants", "drifts", "shaft_hz")}
-    info = np.asarray(json.dumps({"domain": ds.domain, "seed": ds.seed, "classes": list(ds.classes)}))
-    if not split_modalities:
-        path = out / f"data_{name}.npz"
-        np.savez_compressed(path, meta=info, plc=ds.plc, thermal=ds.thermal, audio=ds.audio, **meta)
-        return [path]
-    paths = []
-    for m in ("audio", "thermal"):
-        paths.append(out / f"data_{name}_{m}.npz")
-        np.savez_compressed(paths[-1], **{m: getattr(ds, m)})
-    paths.append(out / f"data_{name}_plc_meta.npz")
-    np.savez_compressed(paths[-1], meta=info, plc=ds.plc, **meta)
-    return paths
+    from scripts.train_gpu import save_data
+
+    return save_data(ds, out, name, split_modalities)
 
 
 def quantize(spectra: np.ndarray) -> np.ndarray:

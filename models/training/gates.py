@@ -103,3 +103,16 @@ def regression_check(new_f1: float, registered_f1: float, registered_version: st
     return _check("no_regression", new_f1, threshold,
                   f"serving macro-F1 {new_f1:.4f} vs registered {registered_version} {registered_f1:.4f} "
                   f"({basis}; needs >= {threshold:.4f})")
+
+
+def enforce_gates(modality: str, checks: list[GateCheck], regression: GateCheck | None, force: bool) -> bool:
+    """Append the no-regression check to ``checks`` and raise :class:`AccuracyGateError` on any
+    failure; ``force`` overrides only the no-regression gate. Returns whether it did."""
+    forced = False
+    if regression is not None:
+        checks.append(regression)
+        forced = force and not regression.passed
+    failures = [c for c in checks if not c.passed and not (forced and c.name == "no_regression")]
+    if failures:
+        raise AccuracyGateError(modality, failures)
+    return forced

@@ -139,7 +139,7 @@ def publish_recalibrated(registry: ModelRegistry, modality: str, head: AffineHea
                          force: bool = False) -> ModelCard:
     """Append ``head`` to the registered latest's student files, score, gate, and publish the next
     version (see module docstring). ``record`` (the budget choice, the fitted head) goes into the card."""
-    from models.training.gates import AccuracyGateError, evaluate_gates, floor_checks
+    from models.training.gates import enforce_gates, evaluate_gates, floor_checks
     from models.training.metrics import confusion_png
     from models.training.train import _regression
 
@@ -170,13 +170,7 @@ def publish_recalibrated(registry: ModelRegistry, modality: str, head: AffineHea
         cfg = TrainConfig(gates=gates)
         regression = _regression(registry, modality, list(old.input["shape"]), old.features_version, serving,
                                  split.test, tuple(old.classes), cfg)
-        forced = False
-        if regression is not None:
-            checks.append(regression)
-            forced = force and not regression.passed
-        failures = [c for c in checks if not c.passed and not (forced and c.name == "no_regression")]
-        if failures:
-            raise AccuracyGateError(modality, failures)
+        forced = enforce_gates(modality, checks, regression, force)
         from models.export.latency import measure_latencies
         from models.training.calibration import reliability_png
         from models.training.evaluation import severity_curves_png

@@ -42,7 +42,7 @@ from models.training.evaluation import (
 )
 from models.training.fitting import STUDENT_ROLES, FitBundle, fit_models
 from models.training.gates import (
-    AccuracyGateError,
+    enforce_gates,
     evaluate_gates,
     floor_checks,
     regression_check,
@@ -242,13 +242,7 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
     checks += floor_checks(strong, visible, serving.healthy_fpr, cfg.gates)
     spec = input_spec(modality, shape, data.features_version)
     regression = _regression(registry, modality, list(spec.shape), data.features_version, serving, test, classes, cfg)
-    forced = False
-    if regression is not None:
-        checks.append(regression)
-        forced = force and not regression.passed
-    failures = [c for c in checks if not c.passed and not (forced and c.name == "no_regression")]
-    if failures:
-        raise AccuracyGateError(modality, failures)
+    forced = enforce_gates(modality, checks, regression, force)
 
     # 5. card artefacts
     reference = _write_reference(split.train, out, cfg.reference_samples, cfg.seed)

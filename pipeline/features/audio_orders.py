@@ -39,7 +39,9 @@ from pipeline.features.audio_physics import (
     SK_BANDS_HZ,
     AudioInputError,
     _band_envelope,
+    _band_envelopes,
     _envelope_prominence,
+    _kurtosis_of_rows,
     _spectral_kurtosis,
     _tone_prominence,
     estimate_speed,
@@ -123,12 +125,9 @@ def _segment_spectra(x: np.ndarray, profile: AssetProfile, hint_hz: float | None
     for band in bands:
         env = _band_envelope(spectrum, n, band)
         proms.append(_envelope_prominence(env - float(env.mean()), duration)[0])
-    k_envs, k_kurt = [], []
-    for band in _KURTOGRAM_BANDS:
-        env = _band_envelope(spectrum, n, band)
-        p2 = env * env
-        k_envs.append(env)
-        k_kurt.append(float(np.mean(p2 * p2) / max(float(np.mean(p2)) ** 2, 1e-30)) - 2.0)
+    k_rows = _band_envelopes(spectrum, n, tuple(_KURTOGRAM_BANDS))
+    k_envs = [arr[row] for arr, row in k_rows]
+    k_kurt = _kurtosis_of_rows(k_rows)
     top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
     k_proms = [_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), duration)[0] for i in top]
     proms += k_proms
