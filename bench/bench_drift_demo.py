@@ -194,11 +194,10 @@ def from_redis(url: str, prefix: str = "demo", shards: int = 4) -> dict[str, Any
     """What a finished ``linewatch demo`` (run with ``LINEWATCH_REDIS__URL=url``) left in its streams: the line's
     start (the first audio clip's event time), every drift alert raised (seconds after the start, asset, cause,
     message) and the fault verdicts fusion raised (first time per asset and label)."""
-    import redis
-
     from linewatch.contract import Alert, AudioFeatures, DriftReport, Prediction, StreamNames, Verdict, decode_message
+    from linewatch.redis_connection import RedisConnectionSettings, redis_client
 
-    client = redis.Redis.from_url(url)
+    client = redis_client(RedisConnectionSettings(url=url))
     names = StreamNames(prefix, shards)
 
     def read(stream: str) -> list[Any]:
