@@ -45,8 +45,7 @@ from pipeline.features.audio_physics import (
     _spectral_kurtosis,
     _tone_prominence,
     estimate_speed,
-    resample_to_16k,
-    segments,
+    median_over_segments,
 )
 
 ORDER_RANGE = (0.5, 12.5)
@@ -149,10 +148,5 @@ def order_spectra(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: ob
 
     Same arguments and errors as :func:`pipeline.features.audio_physics.audio_vector`.
     """
-    profile = as_profile(asset)
-    x = resample_to_16k(samples, sample_rate)
-    if not np.all(np.isfinite(x)):
-        raise AudioInputError("the clip holds NaN or infinite samples")
-    parts = [_segment_spectra(seg, profile, shaft_hz) for seg in segments(x)]
-    vec = np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
+    vec = median_over_segments(samples, sample_rate, as_profile(asset), shaft_hz, _segment_spectra)
     return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)

@@ -44,6 +44,7 @@ True
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -549,6 +550,17 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     return vec
 
 
+def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetProfile, shaft_hz: float | None,
+                         per_segment: Callable[[np.ndarray, AssetProfile, float | None], np.ndarray]) -> np.ndarray:
+    """``per_segment`` of every 1 s segment of the clip resampled to 16 kHz, median over segments
+    (the one segment's result as it is when there is one)."""
+    x = resample_to_16k(samples, sample_rate)
+    if not np.all(np.isfinite(x)):
+        raise AudioInputError("the clip holds NaN or infinite samples")
+    parts = [per_segment(seg, profile, shaft_hz) for seg in segments(x)]
+    return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
+
+
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                  shaft_hz: float | None = None) -> np.ndarray:
     """``float32 (79,)`` physics-normalised model input of one clip (see the module docstring).
@@ -558,12 +570,7 @@ def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: obj
     ``shaft_hz``: a measured running speed (e.g. PLC ``speed_rpm`` / 60) to search around.
     Raises :class:`AudioInputError` for clips that cannot be scored (too short, silent).
     """
-    profile = as_profile(asset)
-    x = resample_to_16k(samples, sample_rate)
-    if not np.all(np.isfinite(x)):
-        raise AudioInputError("the clip holds NaN or infinite samples")
-    vectors = [_segment_vector(seg, profile, shaft_hz) for seg in segments(x)]
-    vec = np.median(np.stack(vectors), axis=0) if len(vectors) > 1 else vectors[0]
+    vec = median_over_segments(samples, sample_rate, as_profile(asset), shaft_hz, _segment_vector)
     prom_names = [i for i, name in enumerate(AUDIO_VECTOR_NAMES)
                   if name.endswith(".prom") or name.startswith("env.") and ".h" in name]
     vec[prom_names] = np.clip(vec[prom_names], *PROM_CLIP)

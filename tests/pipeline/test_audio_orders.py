@@ -14,22 +14,10 @@ from pipeline.features.audio_orders import (
     order_spectra,
 )
 from pipeline.features.audio_physics import AudioInputError
+from tests.pipeline.test_features_physics import _bearing_clip
 
 SR = 16_000
 ORDERS = {"bpfo": 3.585, "bpfi": 5.415, "bsf": 2.357, "ftf": 0.398}
-
-
-def _bearing_clip(shaft_hz: float, bpfo_order: float, seed: int, amp: float = 0.4) -> np.ndarray:
-    """1x tone + noise + a 3 kHz resonance rung by impacts at BPFO."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(SR) / SR
-    x = 0.05 * np.sin(2 * np.pi * shaft_hz * t) + 0.02 * np.sin(2 * np.pi * 2 * shaft_hz * t)
-    x += 0.01 * rng.standard_normal(SR)
-    imp = np.zeros(SR)
-    if amp:
-        imp[(np.arange(0, 1, 1 / (bpfo_order * shaft_hz)) * SR).astype(int)] = amp
-    ring = np.exp(-np.arange(200) / 25.0) * np.sin(2 * np.pi * 3_000 * np.arange(200) / SR)
-    return (x + np.convolve(imp, ring)[:SR]).astype(np.float32)
 
 
 def _harmonic_bins(h: int) -> int:
