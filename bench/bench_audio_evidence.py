@@ -114,6 +114,77 @@ def _render(args: tuple[int, int, int, float, list[int]]) -> dict[str, np.ndarra
     return out
 
 
+def _render_operating_points(args: tuple[int, int, int, int, list[int]]) -> dict[str, np.ndarray]:
+    """The raw audio vector of one 1 s clip of each state at ``points`` operating points: the same
+    machine, fault and severity, another time of day, load, ambient and hall (worker process)."""
+    from linewatch.simulator.domain import DomainRenderer
+    from linewatch.simulator.noise import make_rng
+    from models.data.domain_data import _world
+    from pipeline.features.audio_physics import audio_segment_vectors
+
+    n_assets, seed, spc, points, indices = args
+    fleet, profiles, specs = _world("train", n_assets, seed, spc)
+    renderer = DomainRenderer(fleet, seed)
+    rows = []
+    for i in indices:
+        spec = specs[i]
+        rng = make_rng(seed, "audio-evidence-points", i)
+        vecs = []
+        for j in range(points):
+            other = spec if j == 0 else replace(
+                spec, index=spec.index + 8_000_000 * j, load_level=float(rng.uniform(-1, 1)),
+                ambient_c=spec.ambient_c + float(rng.normal(0, 3.0)),
+                t_s=float(np.round(rng.uniform(60.0, 86_400.0) * 10.0) / 10.0))
+            clip = renderer.render(other, ("audio",)).clip.astype(np.float32) / 32768.0
+            vecs.append(audio_segment_vectors(clip, 16_000, profiles[spec.asset_id], None, raw=True)[0])
+        rows.append(np.stack(vecs))
+    return {"raw": np.stack(rows), "index": np.asarray(indices, np.int64)}
+
+
+def render_operating_points(per_class: int, n_assets: int, seed: int, points: int, workers: int,
+                            desc: str) -> np.ndarray:
+    """(N, points, 79) raw vectors, rows in the order of :func:`render_fleet`."""
+    from models.data.domain_data import _world
+
+    _, _, specs = _world("train", n_assets, seed, per_class)
+    keep = sorted((s for s in specs if s.fault in CLASSES_RENDERED), key=lambda s: (s.asset_index, s.index))
+    tasks = [(n_assets, seed, per_class, points, [s.index for s in keep[i:i + 32]]) for i in range(0, len(keep), 32)]
+    parts = []
+    bar = tqdm(total=len(keep), desc=desc, unit="state")
+    with ProcessPoolExecutor(max_workers=max(workers, 1)) as pool:
+        for part in pool.map(_render_operating_points, tasks):
+            parts.append(part)
+            bar.update(len(part["index"]))
+    bar.close()
+    index = np.concatenate([p["index"] for p in parts])
+    return np.concatenate([p["raw"] for p in parts])[np.argsort(index)]
+
+
+def across_operating_points(scorer: Scorer, val: Fleet, test: Fleet, raw_val: np.ndarray, raw_test: np.ndarray,
+                            budget: float) -> dict:
+    """Evidence over clips of the same fault at k different operating points (``mean_log``), served
+    rule and a matched FPR (offset chosen on validation)."""
+    from models.fusion.evidence import combine
+    from pipeline.features.audio_physics import finish_audio_vector
+
+    def probs(fleet: Fleet, raw: np.ndarray, k: int) -> np.ndarray:
+        seg = np.stack([[finish_audio_vector(v) for v in r[:k]] for r in raw])
+        return scorer.restrict("audio", combine(scorer.probs("audio", seg, fleet.asset_types), "mean_log"))
+
+    out: dict = {}
+    for k in (1, 2, 4, 8):
+        if k > raw_val.shape[1]:
+            continue
+        pv, pt = probs(val, raw_val, k), probs(test, raw_test, k)
+        off = choose_offset(pv, val.y, budget)
+        out[f"k{k}"] = {"normal_offset_chosen_on_validation": off,
+                        "validation": {"served": metrics(decide(pv), val.y, val.severity, scorer.classes),
+                                       "matched": metrics(decide(pv, off), val.y, val.severity, scorer.classes)},
+                        "test": {"served": metrics(decide(pt), test.y, test.severity, scorer.classes),
+                                 "matched": metrics(decide(pt, off), test.y, test.severity, scorer.classes)}}
+    return out
+
+
 def render_fleet(per_class: int, n_assets: int, seed: int, seconds: float, workers: int, desc: str) -> Fleet:
     from models.data.domain_data import _world
     from linewatch.simulator.health import FAULT_INDEX
@@ -387,6 +458,8 @@ def main() -> None:
     parser.add_argument("--val-seed", type=int, default=4001, help="validation fleet (rules chosen here)")
     parser.add_argument("--test-seed", type=int, default=4002, help="test fleet (reported once)")
     parser.add_argument("--seconds", type=int, default=8, help="recording length per state (<= 8)")
+    parser.add_argument("--operating-points", type=int, default=4,
+                        help="also: one clip of each state at this many operating points (0: skip)")
     parser.add_argument("--budget", type=float, default=0.005, help="validation healthy FPR for the matched rule")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", type=Path, default=None, help="keep/reuse the rendered fleets here")
@@ -407,6 +480,18 @@ def main() -> None:
         if cached is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
             fleets[name].save(cached)
+    points: dict[str, np.ndarray] = {}
+    if args.operating_points > 0:
+        for name, seed in (("validation", args.val_seed), ("test", args.test_seed)):
+            cached = (args.cache / f"points_{name}_{seed}_{args.per_class}_{args.assets}_{args.operating_points}.npy"
+                      if args.cache else None)
+            if cached is not None and cached.is_file():
+                points[name] = np.load(cached)
+                continue
+            points[name] = render_operating_points(args.per_class, args.assets, seed, args.operating_points,
+                                                   args.workers, f"{name} operating points")
+            if cached is not None:
+                np.save(cached, points[name])
     render_s = time.perf_counter() - t0
     scorer = Scorer(args.registry)
     settings = FusionSettings()
@@ -439,6 +524,9 @@ def main() -> None:
                     "live_audio_matched_fpr": live_audio_matched(scorer, fleets["validation"], fleets["test"],
                                                                  live_rule, args.budget),
                     "clip_votes": {name: clip_votes(scorer, f) for name, f in fleets.items()},
+                    "across_operating_points": across_operating_points(
+                        scorer, fleets["validation"], fleets["test"], points["validation"], points["test"],
+                        args.budget) if points else {},
                     "live_line_other_rule": {name: v["mean" if live_rule == "mean_log" else "mean_log"]
                                              for name, v in results["live_line"].items()}}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -453,6 +541,10 @@ def main() -> None:
     for k, r in summary["results"]["live_audio_matched_fpr"].items():
         print(f"live {k} audio model at a matched FPR: bearing {r['test']['recall_bearing_wear']:.3f}, "
               f"FPR {100 * r['test']['healthy_fpr']:.2f} % (offset {r['normal_offset_chosen_on_validation']})")
+    for k, r in summary["results"]["across_operating_points"].items():
+        print(f"{k} operating points (mean_log): served bearing {r['test']['served']['recall_bearing_wear']:.3f}, "
+              f"FPR {100 * r['test']['served']['healthy_fpr']:.2f} %; matched bearing "
+              f"{r['test']['matched']['recall_bearing_wear']:.3f}, FPR {100 * r['test']['matched']['healthy_fpr']:.2f} %")
     for c, v in summary["results"]["clip_votes"]["test"].items():
         print(f"{c}: states by number of clips (of {args.seconds}) called {c}: {v['states_by_clips_right']}")
     for k, r in summary["results"]["live_line"]["test"].items():
