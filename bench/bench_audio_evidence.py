@@ -431,6 +431,14 @@ def plot(results: dict, path: Path) -> None:
                 fs.append(100 * rec[key]["test"]["served"]["healthy_fpr"])
         axes[0].plot(xs, ys, style, label=f"{rule} (served rule)")
         axes[1].plot(xs, fs, style, label=rule)
+    points = results.get("across_operating_points") or {}
+    if points:
+        ks = sorted(int(k[1:]) for k in points)
+        axes[0].plot(ks, [points[f"k{k}"]["test"]["served"]["recall_bearing_wear"] for k in ks], "v-.",
+                     label="k operating points, mean_log")
+    votes = results["clip_votes"]["test"]["bearing_wear"]
+    axes[0].axhline(1.0 - votes["share_no_clip_right"], color="tab:red", lw=0.8, ls=":",
+                    label="any of the 8 clips right (ceiling)")
     live = results["live_line"]["test"]
     ks = [int(k[1:]) for k in live]
     axes[0].plot(ks, [live[f"k{k}"]["fused_all"]["recall_bearing_wear"] for k in ks], "D:",
