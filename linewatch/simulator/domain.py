@@ -54,7 +54,7 @@ from .assets import (
     asset_registry_json,
 )
 from .audio import AudioRenderer, ClipDrive, _resonator
-from .config import SimulatorConfig
+from .config import DifficultyProfile, SimulatorConfig
 from .drift import DRIFT_KINDS, DriftState, constant_drift
 from .health import (
     FAULT_CLASSES,
@@ -64,7 +64,7 @@ from .health import (
     faults_for,
 )
 from .noise import make_rng
-from .physics import AssetPhysics
+from .physics import AssetPhysics, PhysicsBlock
 from .plc import PlcSamples, measure
 from .thermal import ThermalCamera
 
@@ -394,7 +394,10 @@ class DomainRenderer:
             x += lfilter(b, a_, imp)
         return x
 
-    def render(self, spec: DomainSampleSpec, modalities: tuple[str, ...] = ("plc", "thermal", "audio")) -> DomainSample:
+    def _physics(self, spec: DomainSampleSpec
+                 ) -> tuple[Asset, Asset, DifficultyProfile, DriftState, PhysicsBlock, float]:
+        """The sample's machine (as built, as driven), its profile, drift and physics block over its
+        PLC window, and the window's last tick T."""
         cfg = self.config
         base = self.fleet[spec.asset_index]
         asset = replace(base, line_frequency_hz=base.line_frequency_hz * spec.drive_fraction) \
@@ -410,24 +413,52 @@ class DomainRenderer:
         drift = constant_drift(spec.drift, spec.drift_level, spec.drift_sign, T)
         health = constant_health(spec.physical_fault, spec.severity, spec.variant, n)
         blk = phys.step(t, idx + spec.index * 10_000_000, health, drift)
+        return base, asset, prof, drift, blk, T
+
+    def _clip(self, spec: DomainSampleSpec, base: Asset, asset: Asset, prof: DifficultyProfile, drift: DriftState,
+              blk: PhysicsBlock, end_s: float, rng: np.random.Generator) -> np.ndarray:
+        """One audio clip of the sample ending at ``end_s``."""
+        cfg = self.config
+        mic_drift = DriftState(
+            mic_gain=float(drift.mic_gain) * 10 ** (spec.mic_gain_jitter_db / 20.0),
+            mic_cutoff_hz=min(float(drift.mic_cutoff_hz), spec.mic_cutoff_hz),
+            mic_noise_mult=float(drift.mic_noise_mult))
+        fs = float(cfg.audio_rate_hz)
+        n_audio = round(cfg.audio_chunk_s * fs)
+        ts = end_s - cfg.audio_chunk_s + np.arange(n_audio) / fs
+        mic = AudioRenderer(asset, cfg, prof)
+        return mic.render(ClipDrive.from_block(blk, ts), blk.snapshot(end_s - 0.5 * cfg.audio_chunk_s), mic_drift, rng,
+                          background=self._hall(base, n_audio, fs, rng))
+
+    def render(self, spec: DomainSampleSpec, modalities: tuple[str, ...] = ("plc", "thermal", "audio")) -> DomainSample:
+        cfg = self.config
+        base, asset, prof, drift, blk, T = self._physics(spec)
         plc = measure(asset, blk, drift, prof, cfg) if "plc" in modalities else None
         frame = clip = None
         if "thermal" in modalities:
             cam = self._cams.get(base.asset_id) or self._cams.setdefault(base.asset_id, ThermalCamera(base, prof))
             frame = cam.render(blk.snapshot(T), drift, make_rng(self.seed, "domain-thermal", spec.index))
         if "audio" in modalities:
-            rng = make_rng(self.seed, "domain-audio", spec.index)
-            mic_drift = DriftState(
-                mic_gain=float(drift.mic_gain) * 10 ** (spec.mic_gain_jitter_db / 20.0),
-                mic_cutoff_hz=min(float(drift.mic_cutoff_hz), spec.mic_cutoff_hz),
-                mic_noise_mult=float(drift.mic_noise_mult))
-            fs = float(cfg.audio_rate_hz)
-            n_audio = round(cfg.audio_chunk_s * fs)
-            ts = T - cfg.audio_chunk_s + np.arange(n_audio) / fs
-            mic = AudioRenderer(asset, cfg, prof)
-            clip = mic.render(ClipDrive.from_block(blk, ts), blk.snapshot(T - 0.5 * cfg.audio_chunk_s), mic_drift, rng,
-                              background=self._hall(base, n_audio, fs, rng))
+            clip = self._clip(spec, base, asset, prof, drift, blk, T, make_rng(self.seed, "domain-audio", spec.index))
         return DomainSample(spec, plc, frame, clip, float(np.mean(blk.shaft_hz)))
+
+    def audio_clips(self, spec: DomainSampleSpec, count: int) -> list[np.ndarray]:
+        """``count`` consecutive clips of the sample's machine state, oldest first, as a line's
+        microphone delivers them (one per ``audio_chunk_s``, each rendered with its own noise, as
+        the plant engine does); the last one is :meth:`render`'s clip. At most the PLC window.
+        (A longer ``audio_chunk_s`` is no substitute: the renderer draws its random events,
+        healthy knocks and cavitation bursts among them, per clip, not per second.)"""
+        cfg = self.config
+        if count < 1 or count * cfg.audio_chunk_s > cfg.dataset_plc_window_s:
+            raise ValueError(f"1..{int(cfg.dataset_plc_window_s / cfg.audio_chunk_s)} clips fit the window, "
+                             f"asked for {count}")
+        base, asset, prof, drift, blk, T = self._physics(spec)
+        out = []
+        for j in range(count - 1, -1, -1):
+            rng = make_rng(self.seed, "domain-audio", spec.index) if j == 0 else make_rng(
+                self.seed, "domain-audio", spec.index, "clip", j)
+            out.append(self._clip(spec, base, asset, prof, drift, blk, T - j * cfg.audio_chunk_s, rng))
+        return out
 
 
 def label_index(spec: DomainSampleSpec) -> int:

@@ -345,6 +345,9 @@ def kurtogram_bands() -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+#: Entries of the vector that are log prominences (clipped to ``PROM_CLIP`` by ``finish_audio_vector``).
+_PROM_INDEX = np.array([i for i, name in enumerate(AUDIO_VECTOR_NAMES)
+                        if name.endswith(".prom") or name.startswith("env.") and ".h" in name], dtype=np.int64)
 _KURTOGRAM_BANDS = kurtogram_bands()
 
 
@@ -561,6 +564,28 @@ def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetPr
     return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
 
 
+def finish_audio_vector(vec: np.ndarray) -> np.ndarray:
+    """A raw vector (one segment's, or the median of several) as the model reads it: prominences
+    clipped to :data:`PROM_CLIP`, non-finite values 0, float32."""
+    out = np.array(vec, dtype=np.float64)
+    out[_PROM_INDEX] = np.clip(out[_PROM_INDEX], *PROM_CLIP)
+    return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+
+
+def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
+                          shaft_hz: float | None = None, raw: bool = False) -> np.ndarray:
+    """``(k, 79)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
+    :func:`segments`), each one as :func:`audio_vector` gives it for that second alone
+    (``raw``: before :func:`finish_audio_vector`, what :func:`audio_vector` takes the median of).
+    A model can score every segment and combine its outputs (``linewatch inspect``)."""
+    x = resample_to_16k(samples, sample_rate)
+    if not np.all(np.isfinite(x)):
+        raise AudioInputError("the clip holds NaN or infinite samples")
+    profile = as_profile(asset)
+    parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in segments(x)])
+    return parts if raw else np.stack([finish_audio_vector(v) for v in parts])
+
+
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                  shaft_hz: float | None = None) -> np.ndarray:
     """``float32 (79,)`` physics-normalised model input of one clip (see the module docstring).
@@ -571,7 +596,4 @@ def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: obj
     Raises :class:`AudioInputError` for clips that cannot be scored (too short, silent).
     """
     vec = median_over_segments(samples, sample_rate, as_profile(asset), shaft_hz, _segment_vector)
-    prom_names = [i for i, name in enumerate(AUDIO_VECTOR_NAMES)
-                  if name.endswith(".prom") or name.startswith("env.") and ".h" in name]
-    vec[prom_names] = np.clip(vec[prom_names], *PROM_CLIP)
-    return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    return finish_audio_vector(vec)
