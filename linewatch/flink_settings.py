@@ -76,6 +76,13 @@ class FlinkSettings(BaseModel):
     janitor_interval_ms: int = Field(
         default=1000, ge=10, description="How often the job archives finished manifests and prunes the archive."
     )
+    plc_pressure_baseline_windows: int = Field(
+        default=60, ge=0,
+        description="Learning period of the per-asset PLC pressure baseline, in accepted 10 s windows (at most one "
+        "per 10 s: 60 = at least 10 min of steady running at rated speed without alarms): an asset whose "
+        "assets.json entry has no pressure_nominal_bar learns its running pressure and the PLC model reads it as "
+        "the nominal pressure (pipeline.features.plc_baseline, docs/features.md). 0 turns learning off.",
+    )
     reorder_timeout_ms: int = Field(
         default=30_000, ge=1,
         description="While lines of an asset are held back for a missing seq without progress, look again this "
