@@ -105,7 +105,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("val", "test"), default="val")
     parser.add_argument("--learning-windows", type=int, default=None,
                         help="the learning period in accepted windows (default: the job's, BaselineRules.windows)")
-    parser.add_argument("--max-learning-windows", type=int, default=240,
+    parser.add_argument("--max-learning-windows", type=int, default=720,
                         help="windows of a machine's stream offered before giving up (not learnt: as today)")
     parser.add_argument("--max-machines", type=int, default=0, help="only the first N held-out machines (smoke runs)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/plc_baseline.json"))

@@ -15,8 +15,9 @@ missing value:
 * the machine runs (``run_state`` mean >= 0.99) at a steady speed (speed std / mean <= 2 %) and,
   when the nameplate speed is known, at it (within 10 %): a pump's nominal pressure is its pressure
   at rated speed;
-* no alarm activation in the window other than ``A9xx`` (communication / nuisance), no Bad-quality
-  values, a pressure reading present and positive;
+* no alarm activation in the window other than ``A9xx`` (communication / nuisance), at most 20 %
+  of its rows with Bad-quality values (those are left out of the statistics anyway), a pressure
+  reading present and positive;
 * the pressure is either *steady* (std / mean <= 2 %: a pump's discharge, a gearbox's lube oil;
   healthy pumps 0.5-1.6 %, cavitation past moderate 2.3-7.9 % on the simulator's fleets: cavitation
   makes the discharge pressure fluctuate, so a cavitating window is not learnt as normal) or
@@ -73,6 +74,7 @@ class BaselineRules:
     min_run: float = 0.99
     max_speed_cv: float = 0.02
     speed_tolerance: float = 0.10
+    max_bad_frac: float = 0.2
     max_pressure_cv: float = 0.02
     min_cyclic_cv: float = 0.30
     min_agreement: float = 0.8
@@ -98,7 +100,7 @@ class BaselineRules:
             return "not_at_rated_speed", math.nan
         if any(g(f"alarms.{f}") > 0 for f in _SERIOUS_ALARMS):
             return "alarm", math.nan
-        if g("bad_quality_frac") > 0:
+        if not g("bad_quality_frac") <= self.max_bad_frac:
             return "bad_quality", math.nan
         cv = p_std / p
         if cv <= self.max_pressure_cv:
