@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/bench_plc_baseline.py --out bench/results/plc_baseline.json
 
-The fleet, samples and grouped split of the v4 PLC model (``build_domain_dataset(6000, 900, seed
+By default the fleet, samples and grouped split of the v4 PLC model (``build_domain_dataset(6000, 900, seed
 11)``; split 0.15 / 0.2, seed 0): only the samples of the held-out machines (``--split val``,
-default, or ``test``) are rendered, with the same renderer and feature code as the dataset
+default, or ``test``; ``--split all`` takes every machine of a fresh world instead, e.g. the fleets
+of ``bench/bench_generalisation.py``) are rendered, with the same renderer and feature code as the dataset
 (``scripts/render_plc_data.py``). For each held-out machine a *learning stream* is rendered: its
 own healthy operation (the simulator's draw of ``normal`` samples of that machine, incipient
 faults and sensor drift included, at other times, loads and drive speeds than the scored windows),
@@ -121,7 +122,10 @@ def main() -> None:
     parser.add_argument("--samples-per-class", type=int, default=6000)
     parser.add_argument("--assets", type=int, default=900)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--split", choices=("val", "test"), default="val")
+    parser.add_argument("--split", choices=("val", "test", "all"), default="val",
+                        help="held-out machines of the v4 split, or every machine of a fresh world ('all': e.g. "
+                        "bench_generalisation.py's fleets, --samples-per-class 150 --assets 150 --seed 1001)")
+    parser.add_argument("--domain", default="train", help="simulator domain of the world (train | unseen)")
     parser.add_argument("--learning-windows", type=int, default=None,
                         help="the learning period in accepted windows (default: the job's, BaselineRules.windows)")
     parser.add_argument("--max-learning-windows", type=int, default=720,
@@ -142,16 +146,16 @@ def main() -> None:
     from pipeline.features.plc_baseline import BaselineRules
     from pipeline.features.plc_physics import plc_vector
 
-    if (args.samples_per_class, args.assets, args.seed) != (6000, 900, 11):
+    if args.split != "all" and (args.samples_per_class, args.assets, args.seed, args.domain) != (6000, 900, 11, "train"):
         print("warning: not the v4 world (6000 / 900 / 11): held-out machines may be training machines of v4",
               file=sys.stderr)
     t0 = time.perf_counter()
-    domain = DOMAINS["train"]
+    domain = DOMAINS[args.domain]
     classes = tuple(FAULT_CLASSES)
-    fleet, profiles, specs = _world("train", args.assets, args.seed, args.samples_per_class)
+    fleet, profiles, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
     groups = np.array([s.asset_id for s in specs])
     _, val, test = grouped_split_indices(groups, 0.15, 0.2, 0)
-    held = val if args.split == "val" else test
+    held = {"val": val, "test": test, "all": np.arange(len(specs))}[args.split]
     machines = sorted({specs[i].asset_index for i in held})
     if args.max_machines:
         machines = machines[: args.max_machines]
@@ -239,7 +243,8 @@ def main() -> None:
     fratio = [m["learned_bar"] / m["true_bar"] for m in faulty.values() if m["learned_bar"]]
     summary = {
         "command": " ".join(sys.argv), "machine": {"platform": platform.platform(), "processor": platform.processor()},
-        "data": {"world": {"samples_per_class": args.samples_per_class, "assets": args.assets, "seed": args.seed},
+        "data": {"world": {"samples_per_class": args.samples_per_class, "assets": args.assets, "seed": args.seed,
+                           "domain": args.domain},
                  "split": args.split, "machines": len(machines), "scored_windows": len(scored),
                  "unknown_pressure_machines": int(len(set(ids[unknown].tolist()))),
                  "unknown_pressure_windows": int(unknown.sum())},
