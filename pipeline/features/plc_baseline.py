@@ -32,7 +32,8 @@ After ``windows`` accepted windows the level is the median of the majority kind'
 provided the windows agree (at least 80 % of one kind, interquartile range <= ``max_spread`` x
 median); if they do not (the machine changed state during the learning period), the older half
 is dropped and learning continues. Once learned the value is kept (the state survives checkpoints
-and restores) until :meth:`PressureBaseline.reset`. A machine that starts faulty: cavitating
+and restores) until :meth:`PressureBaseline.reset` (the job resets an asset whose entry in
+``flink.plc_pressure_baseline_relearn`` differs from the generation it learnt under). A machine that starts faulty: cavitating
 windows fail the steadiness rule, so it learns nothing until it runs steadily (behaviour as
 today); a fault mild enough to pass the rules is learnt as the machine's level (measured in
 ``bench/bench_plc_baseline.py``, docs/models.md).
@@ -124,6 +125,7 @@ class PressureBaseline:
     seen: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
+    generation: int = 0  #: bumped by the operator to learn again (``flink.plc_pressure_baseline_relearn``)
 
     @property
     def learned(self) -> bool:
@@ -169,7 +171,7 @@ class PressureBaseline:
         return {"windows": self.rules.windows, "values": self.values, "cyclic": self.cyclic,
                 "last_ms": self.last_ms, "learned_kind": self.learned_kind,
                 "learned_bar": self.learned_bar, "learned_at_ms": self.learned_at_ms, "seen": self.seen,
-                "rejected": self.rejected, "restarts": self.restarts}
+                "rejected": self.rejected, "restarts": self.restarts, "generation": self.generation}
 
     @classmethod
     def from_state(cls, state: dict[str, object], rules: BaselineRules | None = None) -> PressureBaseline:
@@ -185,4 +187,5 @@ class PressureBaseline:
                    learned_at_ms=None if at is None else int(at),  # type: ignore[call-overload]
                    seen=int(state.get("seen", 0)),  # type: ignore[call-overload]
                    rejected={str(k): int(v) for k, v in dict(state.get("rejected", {})).items()},  # type: ignore[call-overload]
-                   restarts=int(state.get("restarts", 0)))  # type: ignore[call-overload]
+                   restarts=int(state.get("restarts", 0)),  # type: ignore[call-overload]
+                   generation=int(state.get("generation", 0)))  # type: ignore[call-overload]

@@ -35,16 +35,23 @@ def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
     return buf
 
 
-def pressure_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile) -> PressureBaseline | None:
-    """The asset's pressure learner, or None when its nameplate has a nominal pressure (or learning is off)."""
-    windows = ctx.spec.flink.plc_pressure_baseline_windows
+def pressure_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, asset_id: str,
+                      out: StepOutput) -> PressureBaseline | None:
+    """The asset's pressure learner, or None when its nameplate has a nominal pressure (or learning is
+    off); reset once when the operator's ``plc_pressure_baseline_relearn`` generation of the asset changed."""
+    flink = ctx.spec.flink
+    windows, generation = flink.plc_pressure_baseline_windows, flink.plc_pressure_baseline_relearn.get(asset_id, 0)
     if profile.pressure_nominal_bar is not None or windows <= 0:
         return None
     learner: PressureBaseline | None = state.pressure
     if learner is None:
-        learner = state.pressure = PressureBaseline(BaselineRules(windows=windows))
+        learner = state.pressure = PressureBaseline(BaselineRules(windows=windows), generation=generation)
     elif learner.rules.windows != windows:  # the setting changed since the state was written
         learner.rules = BaselineRules(windows=windows)
+    if learner.generation != generation:
+        learner.reset()
+        learner.generation = generation
+        out.count("plc_pressure_baseline_reset")
     return learner
 
 
@@ -96,7 +103,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     if not windows:
         return
     profile = as_profile(blob.info)
-    learner = pressure_baseline(ctx, state, profile)
+    learner = pressure_baseline(ctx, state, profile, blob.asset_id, out)
     for window in windows:
         asset: object = blob.info
         if learner is not None:

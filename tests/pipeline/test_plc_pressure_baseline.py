@@ -95,12 +95,13 @@ def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_i
         "pressure.mean_over_nominal")
     states = {"PMP-X": AssetState(), "PMP-N": AssetState()}
 
-    def ingest(asset: str, minute: int, pressure: float) -> tuple[list[np.ndarray], dict[str, int]]:
+    def ingest(asset: str, minute: int, pressure: float, job: AssetIngestor = ingestor
+               ) -> tuple[list[np.ndarray], dict[str, int]]:
         start = t0 + 60_000 * minute
         entry = writer.write_blob(f"plc/{asset}/{minute}.csv", _plc_csv(asset, start, 60, pressure, rng), asset,
                                   start, end_ms=start + 60_000)
         writer.publish([entry])
-        out = ingestor.on_line(entry.to_json(), states[asset], asset)
+        out = job.on_line(entry.to_json(), states[asset], asset)
         states[asset] = states[asset].copy_through_storage()  # what a checkpoint and restore keep
         return [e.message.vector for e in out.entries if hasattr(e.message, "vector")], out.counters
 
@@ -116,3 +117,12 @@ def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_i
     named, _ = ingest("PMP-N", 0, 4.0)  # nameplate value: used as is, nothing learnt or stored
     assert named[-1][flag] == 1.0 and named[-1][ratio] == pytest.approx(0.8, rel=0.02)
     assert states["PMP-N"].pressure_json() is None
+
+    # the operator asks PMP-X to learn again (say after a repair): once, at its next file
+    relearn = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4,
+                                     plc_pressure_baseline_relearn={"PMP-X": 1}))
+    _, counters = ingest("PMP-X", 2, 3.0, relearn)
+    assert counters.get("plc_pressure_baseline_reset") == 1 and counters.get("plc_pressure_baseline_learned") == 1
+    assert states["PMP-X"].pressure.learned_bar == pytest.approx(3.0, rel=0.01)
+    _, counters = ingest("PMP-X", 3, 3.0, relearn)
+    assert "plc_pressure_baseline_reset" not in counters
