@@ -76,6 +76,19 @@ class FlinkSettings(BaseModel):
     janitor_interval_ms: int = Field(
         default=1000, ge=10, description="How often the job archives finished manifests and prunes the archive."
     )
+    plc_pressure_baseline_windows: int = Field(
+        default=60, ge=0,
+        description="Learning period of the per-asset PLC pressure baseline, in accepted 10 s windows (at most one "
+        "per 10 s: 60 = at least 10 min of steady running at rated speed without alarms): an asset whose "
+        "assets.json entry has no pressure_nominal_bar learns its running pressure and the PLC model reads it as "
+        "the nominal pressure (pipeline.features.plc_baseline, docs/features.md). 0 turns learning off.",
+    )
+    plc_pressure_baseline_relearn: dict[str, int] = Field(
+        default_factory=dict,
+        description="Asset id -> generation: an asset whose learned pressure baseline was learnt under another "
+        "generation (0 by default) forgets it and learns again at its next PLC file (e.g. after a repair; raise the "
+        "number to do it again). The stats counter plc_pressure_baseline_reset counts it.",
+    )
     reorder_timeout_ms: int = Field(
         default=30_000, ge=1,
         description="While lines of an asset are held back for a missing seq without progress, look again this "

@@ -11,6 +11,8 @@ state                     content                                   read / writt
                           arrives, one map entry per line
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
+``plc-pressure-baseline`` learned running pressure (JSON, < 2 KB;    PLC files of assets whose
+                          ``pipeline.features.plc_baseline``)       nameplate lacks it
 ========================  =======================================  =========================
 
 Before, one JSON value held everything, so a backlog that arrived out of order (thousands of
@@ -18,8 +20,8 @@ held lines) was decoded and re-encoded on *every* line, and every audio clip re-
 77 KB thermal baseline: the cost of a line grew with the backlog (docs/benchmarks.md,
 "Backlog").
 
-``AssetState`` is plain Python: ``plc`` and ``baseline`` load on first use through loaders
-the Flink function supplies, and record that they were touched so only those are saved.
+``AssetState`` is plain Python: ``plc``, ``baseline`` and ``pressure`` load on first use through
+loaders the Flink function supplies, and record that they were touched so only those are saved.
 """
 
 from __future__ import annotations
@@ -139,12 +141,16 @@ class AssetState:
     held_lines: HeldLines = field(default_factory=MemoryHeldLines)
     plc_loader: Callable[[], str | None] | None = None
     baseline_loader: Callable[[], bytes | None] | None = None
+    pressure_loader: Callable[[], str | None] | None = None
     _plc: Any = None
     _plc_loaded: bool = False
     _baseline: Any = None
     _baseline_loaded: bool = False
+    _pressure: Any = None
+    _pressure_loaded: bool = False
     plc_touched: bool = False
     baseline_touched: bool = False
+    pressure_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:
@@ -183,6 +189,26 @@ class AssetState:
     def baseline(self, value: Any) -> None:
         self._baseline, self._baseline_loaded, self.baseline_touched = value, True, True
 
+    @property
+    def pressure(self) -> Any:
+        """``pipeline.features.plc_baseline.PressureBaseline`` of the asset, or None before it is needed."""
+        if not self._pressure_loaded:
+            text = self.pressure_loader() if self.pressure_loader is not None else None
+            if text:
+                from pipeline.features.plc_baseline import PressureBaseline
+
+                self._pressure = PressureBaseline.from_state(json.loads(text))
+            self._pressure_loaded = True
+        self.pressure_touched = True
+        return self._pressure
+
+    @pressure.setter
+    def pressure(self, value: Any) -> None:
+        self._pressure, self._pressure_loaded, self.pressure_touched = value, True, True
+
+    def pressure_json(self) -> str | None:
+        return json.dumps(self._pressure.to_state(), separators=(",", ":")) if self._pressure is not None else None
+
     def plc_json(self) -> str | None:
         return json.dumps(self._plc.to_state(), separators=(",", ":")) if self._plc is not None else None
 
@@ -190,7 +216,7 @@ class AssetState:
         return baseline_to_bytes(self._baseline) if self._baseline is not None else None
 
     def clear_touched(self) -> None:
-        self.plc_touched = self.baseline_touched = False
+        self.plc_touched = self.baseline_touched = self.pressure_touched = False
 
     # ---- held lines
     def hold(self, sequence: str, epoch: int, seq: int, line: str, value: Any = None) -> None:
@@ -251,8 +277,9 @@ class AssetState:
         held_lines: HeldLines | None = None,
         plc_loader: Callable[[], str | None] | None = None,
         baseline_loader: Callable[[], bytes | None] | None = None,
+        pressure_loader: Callable[[], str | None] | None = None,
     ) -> AssetState:
-        state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader)
+        state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader, pressure_loader=pressure_loader)
         if held_lines is not None:
             state.held_lines = held_lines
         if order_json:
@@ -275,8 +302,8 @@ class AssetState:
     def copy_through_storage(self) -> AssetState:
         """A fresh state read back from what this one would store (tests: what Flink would restore)."""
         lines = MemoryHeldLines({k: self.held_lines.get(k) or "" for k in self.held_lines.keys()})
-        plc, raw = self.plc_json(), self.baseline_bytes()
-        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw)
+        plc, raw, pressure = self.plc_json(), self.baseline_bytes(), self.pressure_json()
+        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw, lambda: pressure)
 
 
 def baseline_to_bytes(baseline: Any) -> bytes:

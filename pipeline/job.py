@@ -69,7 +69,8 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
     function instance (Flink state is only ever changed through it, and a failover builds a new
     instance, whose ``open`` starts with an empty cache), so a line costs the decode of nothing
     and the encode of what it touched: the small order record always, the PLC buffer for PLC and
-    alarm files, the thermal baseline for frames. File-system housekeeping (manifest index,
+    alarm files (and the learned pressure baseline of an asset whose nameplate lacks it), the
+    thermal baseline for frames. File-system housekeeping (manifest index,
     janitor, archive pruning) runs on a thread started in ``open``, never here.
     """
 
@@ -101,6 +102,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         self.plc_state = runtime_context.get_state(ValueStateDescriptor("plc-buffer", Types.STRING()))
         # base64 text: byte[] state does not survive thread mode's converters (Object[] vs byte[])
         self.baseline_state = runtime_context.get_state(ValueStateDescriptor("thermal-baseline", Types.STRING()))
+        self.pressure_state = runtime_context.get_state(ValueStateDescriptor("plc-pressure-baseline", Types.STRING()))
         self._cache: dict[str, AssetState] = {}
         self._timer_at: dict[str, int] = {}  # the earliest pending reorder timer per asset
         print(f"PHASE operator_ready {time.time():.3f}", flush=True)
@@ -113,7 +115,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         state = self._cache.get(key)
         if state is None:
             state = self._asset_state.load(self.order_state.value(), FlinkHeldLines(self.held_state),
-                                    self.plc_state.value, self._baseline_raw)
+                                    self.plc_state.value, self._baseline_raw, self.pressure_state.value)
             self._cache[key] = state
         return state
 
@@ -124,6 +126,8 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         if state.baseline_touched:
             raw = state.baseline_bytes()
             self.baseline_state.update(base64.b64encode(raw).decode("ascii") if raw is not None else None)
+        if state.pressure_touched:
+            self.pressure_state.update(state.pressure_json())
         state.clear_touched()
 
     def process_element(self, value: str, ctx: Any):  # type: ignore[no-untyped-def]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Approximate geometry of common motor bearings: designation -> (n, ball d, pitch D mm, contact angle).
@@ -195,6 +195,9 @@ class AssetProfile:
     rated_current_estimated: bool = False
     nominal_rpm: float | None = None
     pressure_nominal_bar: float | None = None
+    #: True when ``pressure_nominal_bar`` was learned by the job (:mod:`pipeline.features.plc_baseline`),
+    #: not read from ``assets.json``.
+    pressure_nominal_learned: bool = False
     load_profile: str | None = None
     regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     fan_side: str | None = None
@@ -244,6 +247,20 @@ class AssetProfile:
             load_profile=str(load).lower() if load else None,
             regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
         )
+
+    def with_learned_pressure(self, bar: float | None) -> AssetProfile:
+        """This profile with a learned running pressure as its nominal pressure, where the nameplate has
+        none (a nameplate value always wins; ``None`` changes nothing).
+
+        >>> p = AssetProfile(asset_id="P").with_learned_pressure(4.1)
+        >>> p.pressure_nominal_bar, p.pressure_nominal_learned
+        (4.1, True)
+        >>> AssetProfile(pressure_nominal_bar=5.0).with_learned_pressure(4.1).pressure_nominal_bar
+        5.0
+        """
+        if bar is None or self.pressure_nominal_bar is not None:
+            return self
+        return replace(self, pressure_nominal_bar=float(bar), pressure_nominal_learned=True)
 
     def speed_search_hz(self) -> tuple[float, float] | None:
         """Where to look for the running speed: the drive's range, else around nameplate speed."""

@@ -4,6 +4,11 @@ Every row is checked on its own (registry range, ``future``, ``late`` for a row 
 were all emitted: one dead letter per row naming ``path:line``, capped per file), and windows
 close up to the file's ``end`` (else its newest accepted row) but never past the job's clock,
 so no single bad row moves an asset's windows, or its high-water mark, into the future.
+
+An asset whose ``assets.json`` entry has no nominal pressure learns its running pressure from its
+own healthy-looking windows (:mod:`pipeline.features.plc_baseline`, kept in the asset's state);
+once learned, each window's model input reads it as the nominal pressure (flagged as learned in
+the profile). Each window is featurised with what was learned *before* it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import time
 from linewatch.contract import DeadLetterReason, Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import RejectedInput, TagSample, decode_plc_file
+from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.messages import plc_features_message
+from pipeline.features.plc_baseline import BaselineRules, PressureBaseline
 from pipeline.features.plc_window import PlcWindowBuffer
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -26,6 +33,26 @@ def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
         state.plc = PlcWindowBuffer(asset_id)
     buf: PlcWindowBuffer = state.plc
     return buf
+
+
+def pressure_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, asset_id: str,
+                      out: StepOutput) -> PressureBaseline | None:
+    """The asset's pressure learner, or None when its nameplate has a nominal pressure (or learning is
+    off); reset once when the operator's ``plc_pressure_baseline_relearn`` generation of the asset changed."""
+    flink = ctx.spec.flink
+    windows, generation = flink.plc_pressure_baseline_windows, flink.plc_pressure_baseline_relearn.get(asset_id, 0)
+    if profile.pressure_nominal_bar is not None or windows <= 0:
+        return None
+    learner: PressureBaseline | None = state.pressure
+    if learner is None:
+        learner = state.pressure = PressureBaseline(BaselineRules(windows=windows), generation=generation)
+    elif learner.rules.windows != windows:  # the setting changed since the state was written
+        learner.rules = BaselineRules(windows=windows)
+    if learner.generation != generation:
+        learner.reset()
+        learner.generation = generation
+        out.count("plc_pressure_baseline_reset")
+    return learner
 
 
 def _excerpt(sample: TagSample) -> str:
@@ -72,8 +99,18 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     watermark = ctx.policy.watermark(newest, end_ms, blob.now_ms)
     if watermark is None:
         return
-    for window in buf.advance(watermark):
+    windows = buf.advance(watermark)
+    if not windows:
+        return
+    profile = as_profile(blob.info)
+    learner = pressure_baseline(ctx, state, profile, blob.asset_id, out)
+    for window in windows:
+        asset: object = blob.info
+        if learner is not None:
+            asset = profile.with_learned_pressure(learner.learned_bar)
+            if learner.observe(window.values, window.end_ms, profile.nominal_rpm):
+                out.count("plc_pressure_baseline_learned")
         msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
-                                   asset=blob.info)
+                                   asset=asset)
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
         out.count("entries.plc")

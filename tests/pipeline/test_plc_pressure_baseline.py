@@ -1,0 +1,128 @@
+"""The learned PLC pressure baseline: the learner's rules, and the job's handlers end to end (real
+landing zone, the ingestor the Flink function runs, state written and read back as Flink would)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.asset_state import AssetState
+from pipeline.features.plc_baseline import BaselineRules, PressureBaseline
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+from pipeline.features.plc_window import plc_feature_names
+from pipeline.ingestor import AssetIngestor
+from pipeline.landing import ManifestWriter
+from tests.pipeline.conftest import job_spec
+
+NAMES = plc_feature_names()
+UNITS = {"motor_current_a": "A", "speed_rpm": "rpm", "pressure_bar": "bar", "run_state": "bool"}
+
+
+def raw_window(pressure: float, p_cv: float = 0.01, speed: float = 1480.0, alarms: str | None = None,
+               p_max: float | None = None) -> np.ndarray:
+    w = np.zeros(len(NAMES))
+    w[NAMES.index("run_state.mean")] = 1.0
+    w[NAMES.index("speed_rpm.mean")] = speed
+    w[NAMES.index("speed_rpm.std")] = 0.001 * speed
+    w[NAMES.index("pressure_bar.mean")] = pressure
+    w[NAMES.index("pressure_bar.std")] = p_cv * pressure
+    w[NAMES.index("pressure_bar.max")] = pressure * (1 + 2 * p_cv) if p_max is None else p_max
+    if alarms:
+        w[NAMES.index(f"alarms.{alarms}")] = 1.0
+    return w
+
+
+def feed(b: PressureBaseline, windows: list[np.ndarray], nominal_rpm: float | None = 1480.0) -> None:
+    for i, w in enumerate(windows):
+        b.observe(w, end_ms=10_000 * (i + 1), nominal_rpm=nominal_rpm)
+
+
+def test_a_cavitating_start_is_not_learnt_and_a_steady_machine_is() -> None:
+    rng = np.random.default_rng(0)
+    cavitating = PressureBaseline(BaselineRules(windows=10))
+    feed(cavitating, [raw_window(3.0 * rng.uniform(0.95, 1.0), p_cv=rng.uniform(0.03, 0.07)) for _ in range(50)])
+    assert not cavitating.learned and cavitating.rejected == {"pressure_not_steady": 50}
+    steady = PressureBaseline(BaselineRules(windows=10))
+    feed(steady, [raw_window(4.0 * rng.uniform(0.98, 1.02)) for _ in range(10)])
+    assert steady.learned_bar == pytest.approx(4.0, rel=0.02) and steady.learned_kind == "steady"
+
+
+def test_windows_off_speed_with_alarms_or_too_close_are_skipped() -> None:
+    b = PressureBaseline(BaselineRules(windows=3))
+    feed(b, [raw_window(2.0, speed=900.0), raw_window(2.0, alarms="A3xx"), raw_window(2.0, alarms="A9xx")])
+    assert b.rejected == {"not_at_rated_speed": 1, "alarm": 1} and len(b.values) == 1  # A9xx is a nuisance alarm
+    b.observe(raw_window(2.0), end_ms=35_000)  # 5 s after the last accepted one: overlapping data
+    assert len(b.values) == 1
+
+
+def test_a_cyclic_pressure_learns_the_stroke_peak_and_disagreeing_windows_restart() -> None:
+    press = PressureBaseline(BaselineRules(windows=6))
+    feed(press, [raw_window(80.0, p_cv=0.9, p_max=200.0 + i) for i in range(6)])
+    assert press.learned_kind == "cyclic" and press.learned_bar == pytest.approx(202.5)
+    changing = PressureBaseline(BaselineRules(windows=6))
+    feed(changing, [raw_window(p) for p in (4.0, 4.0, 4.0, 2.0, 2.0, 2.0)])
+    assert not changing.learned and changing.restarts == 1 and changing.values == [2.0, 2.0, 2.0]
+
+
+def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator) -> bytes:
+    from pipeline.decoders import format_timestamp_ms
+
+    rows = ["timestamp,tag,value,quality,unit"]
+    for k in range(seconds * 10):
+        ts = format_timestamp_ms(start_ms + 100 * k)
+        values = {"motor_current_a": 20.0 + rng.normal(0, 0.2), "speed_rpm": 1480.0 + rng.normal(0, 1.0),
+                  "pressure_bar": pressure * (1 + rng.normal(0, 0.005)), "run_state": 1.0}
+        rows += [f"{ts},{asset}.{tag},{v:.4f},Good,{UNITS[tag]}" for tag, v in values.items()]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_it_after_a_restore(
+        tmp_path: Path) -> None:
+    tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
+    assets = [{"asset_id": "PMP-X", "asset_type": "pump", "nominal_rpm": 1480, "rated_current_a": 25.0, "tags": tags},
+              {"asset_id": "PMP-N", "asset_type": "pump", "nominal_rpm": 1480, "rated_current_a": 25.0,
+               "pressure_nominal_bar": 5.0, "tags": tags}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(1)
+    t0 = (int(time.time()) - 3_600) * 1000
+    flag, ratio = PLC_VECTOR_NAMES.index("flag.pressure_nominal_known"), PLC_VECTOR_NAMES.index(
+        "pressure.mean_over_nominal")
+    states = {"PMP-X": AssetState(), "PMP-N": AssetState()}
+
+    def ingest(asset: str, minute: int, pressure: float, job: AssetIngestor = ingestor
+               ) -> tuple[list[np.ndarray], dict[str, int]]:
+        start = t0 + 60_000 * minute
+        entry = writer.write_blob(f"plc/{asset}/{minute}.csv", _plc_csv(asset, start, 60, pressure, rng), asset,
+                                  start, end_ms=start + 60_000)
+        writer.publish([entry])
+        out = job.on_line(entry.to_json(), states[asset], asset)
+        states[asset] = states[asset].copy_through_storage()  # what a checkpoint and restore keep
+        return [e.message.vector for e in out.entries if hasattr(e.message, "vector")], out.counters
+
+    before, counters = ingest("PMP-X", 0, 4.0)  # learning period: 4 windows at least 10 s apart
+    assert counters.get("plc_pressure_baseline_learned") == 1
+    assert before and before[0][flag] == 0.0  # until learned, as today: no nominal pressure
+    learned = states["PMP-X"].pressure
+    assert learned.learned_bar == pytest.approx(4.0, rel=0.01) and learned.learned_kind == "steady"
+    after, counters = ingest("PMP-X", 1, 3.0)  # a 25 % pressure drop (cavitation's signature)
+    assert "plc_pressure_baseline_learned" not in counters
+    full = after[len(after) // 2]
+    assert full[flag] == 1.0 and full[ratio] == pytest.approx(0.75, rel=0.02)
+    named, _ = ingest("PMP-N", 0, 4.0)  # nameplate value: used as is, nothing learnt or stored
+    assert named[-1][flag] == 1.0 and named[-1][ratio] == pytest.approx(0.8, rel=0.02)
+    assert states["PMP-N"].pressure_json() is None
+
+    # the operator asks PMP-X to learn again (say after a repair): once, at its next file
+    relearn = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4,
+                                     plc_pressure_baseline_relearn={"PMP-X": 1}))
+    _, counters = ingest("PMP-X", 2, 3.0, relearn)
+    assert counters.get("plc_pressure_baseline_reset") == 1 and counters.get("plc_pressure_baseline_learned") == 1
+    assert states["PMP-X"].pressure.learned_bar == pytest.approx(3.0, rel=0.01)
+    _, counters = ingest("PMP-X", 3, 3.0, relearn)
+    assert "plc_pressure_baseline_reset" not in counters
