@@ -373,13 +373,14 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
     edges = edge_map(work)
     if edges is None:
         return RegionFit(dict(given), "given" if given else "none")  # type: ignore[arg-type]
-    full = edge_map(frame_c) if k > 1 else edges
-    if full is None:
-        full = np.zeros(frame_c.shape, np.float32)
     if given:
         fitted, _, before, shift, scale, moved = register_boxes(edges, _scaled(given, 1.0 / k), refine=False)
         if not moved:
             return RegionFit(dict(given), "given", score=before, given_score=before)  # type: ignore[arg-type]
+    full = (edge_map(frame_c) if k > 1 else edges)
+    if full is None:
+        full = np.zeros(frame_c.shape, np.float32)
+    if given:
         current = _scaled(fitted, float(k))
         if k > 1:  # the last pixels of the group shift at full resolution
             _, fx, fy = _best_shift(full, list(current.values()), float(k), float(k))
