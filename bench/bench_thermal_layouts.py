@@ -58,7 +58,8 @@ def _perturb_boxes(regions: dict, rng: np.random.Generator) -> dict:
 def _zoom(frame: np.ndarray, factor: float) -> np.ndarray:
     from scipy.ndimage import zoom
 
-    return np.clip(np.rint(zoom(frame.astype(np.float32), factor, order=1)), 0, 65535).astype(np.uint16)
+    # mode="nearest": the default constant mode leaves a column of zeros at the edge (a dead column)
+    return np.clip(np.rint(zoom(frame.astype(np.float32), factor, order=1, mode="nearest")), 0, 65535).astype(np.uint16)
 
 
 def _shift(frame: np.ndarray, dy: int, dx: int) -> np.ndarray:

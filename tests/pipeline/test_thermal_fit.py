@@ -48,6 +48,9 @@ def test_correct_boxes_are_left_alone_and_the_vector_is_identical() -> None:
                           profile.asset_type, profile.fan_side)
         assert fit.status == "given", (profile.asset_id, fit)
         assert np.array_equal(thermal_vector(frame, profile), thermal_vector(frame, profile, fit=False))
+        dead = frame.copy()
+        dead[:, -1] = 0  # a dead detector column must not pull the boxes away
+        assert np.array_equal(thermal_vector(dead, profile), thermal_vector(dead, profile, fit=False))
 
 
 @pytest.mark.parametrize("dx_frac, dy_frac", [(0.12, -0.09), (-0.08, 0.1)])
