@@ -119,14 +119,15 @@ def _work_image(frame_c: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def edge_map(frame_c: np.ndarray) -> np.ndarray | None:
-    """Gradient magnitude of the frame clipped to its 1st-99.9th percentiles, normalised to its
-    99th percentile (capped at 1); None without contrast."""
-    lo, hi = np.percentile(frame_c, (1.0, 99.9))
-    # dead pixels / columns (a stuck 0 or 65535) would be the only edges otherwise
-    sm = ndimage.gaussian_filter(np.clip(frame_c, lo, hi), 0.7, mode="nearest")
+    """Gradient magnitude of the frame (3 x 3 median, clipped to its 1st-99.9th percentiles),
+    normalised to its 99th percentile (capped at 1); None without contrast."""
+    # dead pixels, rows and columns (a stuck 0 or 65535) would be the strongest edges otherwise
+    clean = ndimage.median_filter(frame_c, size=3, mode="mirror")
+    lo, hi = np.percentile(clean, (1.0, 99.9))
+    sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
     g = np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0
     p99 = float(np.percentile(g, 99.0))
-    spread = float(np.percentile(frame_c, 99.0) - np.percentile(frame_c, 10.0))
+    spread = float(hi - np.percentile(clean, 10.0))
     if spread < MIN_EDGE_CONTRAST_K or p99 <= 1e-6:
         return None
     return np.minimum(g / p99, 1.0).astype(np.float32)
