@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import ndimage
+from scipy.fft import irfft2, next_fast_len, rfft2
 from scipy.signal import fftconvolve
 
 Box = tuple[int, int, int, int]
@@ -118,16 +119,23 @@ def _work_image(frame_c: np.ndarray) -> tuple[np.ndarray, int]:
     return frame_c[: hh * k, : ww * k].reshape(hh, k, ww, k).mean(axis=(1, 3)).astype(np.float32), k
 
 
+def _median3(x: np.ndarray, axis: int) -> np.ndarray:
+    """3-tap median along ``axis`` (edges mirrored): removes a dead column (axis 1) or row (axis 0)."""
+    p = np.pad(x, [(1, 1) if a == axis else (0, 0) for a in range(x.ndim)], mode="reflect")
+    a, b, c = (np.take(p, np.arange(i, i + x.shape[axis]), axis=axis) for i in range(3))
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
 def edge_map(frame_c: np.ndarray) -> np.ndarray | None:
-    """Gradient magnitude of the frame (3 x 3 median, clipped to its 1st-99.9th percentiles),
+    """Gradient magnitude of the frame (3-tap medians along x then y, clipped to its 1st-99.9th percentiles),
     normalised to its 99th percentile (capped at 1); None without contrast."""
     # dead pixels, rows and columns (a stuck 0 or 65535) would be the strongest edges otherwise
-    clean = ndimage.median_filter(frame_c, size=3, mode="mirror")
-    lo, hi = np.percentile(clean, (1.0, 99.9))
+    clean = _median3(_median3(frame_c, 1), 0)
+    lo, p10, hi = (float(v) for v in np.percentile(clean, (1.0, 10.0, 99.9)))
     sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
     g = np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0
     p99 = float(np.percentile(g, 99.0))
-    spread = float(hi - np.percentile(clean, 10.0))
+    spread = hi - p10
     if spread < MIN_EDGE_CONTRAST_K or p99 <= 1e-6:
         return None
     return np.minimum(g / p99, 1.0).astype(np.float32)
@@ -168,9 +176,15 @@ def _score(edges: np.ndarray, boxes: list[tuple[float, float, float, float]]) ->
     return float((edges * t).sum() / n) if n else 0.0
 
 
+def _fft_shape(n: int) -> int:
+    """A fast FFT length >= n, rounded up to a multiple of 32 (so searches share one spectrum)."""
+    return int(next_fast_len(-(-n // 32) * 32, real=True))
+
+
 def _best_shift(edges: np.ndarray, boxes: list[tuple[float, float, float, float]], max_dx: float | None,
-                max_dy: float | None) -> tuple[float, float, float]:
-    """(score, dx, dy) of the best translation of ``boxes``' outline over ``edges`` (whole pixels)."""
+                max_dy: float | None, spectra: dict | None = None) -> tuple[float, float, float]:
+    """(score, dx, dy) of the best translation of ``boxes``' outline over ``edges`` (whole pixels).
+    ``spectra`` caches the edges' FFT per padded shape across calls on the same ``edges``."""
     h, w = edges.shape
     x0 = int(np.floor(min(b[0] for b in boxes))) - 2
     y0 = int(np.floor(min(b[1] for b in boxes))) - 2
@@ -182,7 +196,11 @@ def _best_shift(edges: np.ndarray, boxes: list[tuple[float, float, float, float]
     if n == 0:
         return 0.0, 0.0, 0.0
     # corr[r, c] = sum edges[r - th + 1 + i, c - tw + 1 + j] * t[i, j]: template origin at (c - tw + 1, r - th + 1)
-    corr = fftconvolve(edges, t[::-1, ::-1], mode="full")
+    shape = (_fft_shape(h + th - 1), _fft_shape(w + tw - 1))
+    spectra = {} if spectra is None else spectra
+    if shape not in spectra:
+        spectra[shape] = rfft2(edges, shape)
+    corr = irfft2(spectra[shape] * rfft2(t[::-1, ::-1], shape), shape)[: h + th - 1, : w + tw - 1]
     oy = np.arange(corr.shape[0])[:, None] - th + 1 - y0
     ox = np.arange(corr.shape[1])[None, :] - tw + 1 - x0
     ok = np.ones(corr.shape, bool)
@@ -231,9 +249,11 @@ def register_boxes(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, fl
     gx1, gy1 = max(b[2] for b in given), max(b[3] for b in given)
     cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
     best = (given_score, 1.0, 0.0, 0.0)
+    spectra: dict = {}
     for s in REGISTER_SCALES:
         cand = list(_transform(boxes, s, cx, cy, 0.0, 0.0).values())
-        sc, dx, dy = _best_shift(edges, cand, REGISTER_MAX_SHIFT * (gx1 - gx0), REGISTER_MAX_SHIFT * (gy1 - gy0))
+        sc, dx, dy = _best_shift(edges, cand, REGISTER_MAX_SHIFT * (gx1 - gx0), REGISTER_MAX_SHIFT * (gy1 - gy0),
+                                 spectra)
         if sc > best[0] + 1e-6:
             best = (sc, s, dx, dy)
     group_score, s, dx, dy = best
