@@ -68,6 +68,9 @@ ACCEPT_ABS = 0.07
 REFINE_GAIN = 0.2
 REFINE_ABS = 0.05
 REFINE_SET_GAIN = 0.3
+PRECHECK_GAIN = 0.1
+PRECHECK_ABS = 0.02
+PRECHECK_MIN_SIDE = 100
 MIN_EDGE_CONTRAST_K = 1.5
 PROPOSE_ORIENTATION_MARGIN = 0.03
 PROPOSE_MIN_IOU = 0.2
@@ -237,26 +240,49 @@ def _accept(new: float, old: float, gain: float = ACCEPT_GAIN, absolute: float =
     return new >= old * (1.0 + gain) and new - old >= absolute
 
 
-def register_boxes(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]], refine: bool = True
-                   ) -> tuple[dict[str, tuple[float, float, float, float]], float, float, tuple[float, float], float,
-                              tuple[str, ...]]:
-    """Group then per-box registration on ``edges`` (work pixels): (boxes, score, given score,
-    group shift, group scale, names of the boxes that moved)."""
-    names = list(boxes)
-    given = [boxes[n] for n in names]
+def _group_search(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]],
+                  scales: tuple[float, ...]) -> tuple[float, tuple[float, float, float, float]]:
+    """(score of the boxes as given, (best score, scale, dx, dy)) of the rigid group search."""
+    given = list(boxes.values())
     given_score = _score(edges, given)
     gx0, gy0 = min(b[0] for b in given), min(b[1] for b in given)
     gx1, gy1 = max(b[2] for b in given), max(b[3] for b in given)
     cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
     best = (given_score, 1.0, 0.0, 0.0)
     spectra: dict = {}
-    for s in REGISTER_SCALES:
+    for s in scales:
         cand = list(_transform(boxes, s, cx, cy, 0.0, 0.0).values())
         sc, dx, dy = _best_shift(edges, cand, REGISTER_MAX_SHIFT * (gx1 - gx0), REGISTER_MAX_SHIFT * (gy1 - gy0),
                                  spectra)
         if sc > best[0] + 1e-6:
             best = (sc, s, dx, dy)
-    group_score, s, dx, dy = best
+    return given_score, best
+
+
+def _clearly_given(work: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]]) -> bool:
+    """Cheap pre-check at half the work resolution (5 scales): True when even a lenient test
+    (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`) finds no better place for the boxes."""
+    if max(work.shape) < PRECHECK_MIN_SIDE:
+        return False
+    h, w = (work.shape[0] // 2) * 2, (work.shape[1] // 2) * 2
+    coarse = work[:h, :w].reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+    edges = edge_map(coarse)
+    if edges is None:
+        return False
+    given_score, best = _group_search(edges, _scaled(boxes, 0.5), REGISTER_SCALES[::2])
+    return not _accept(best[0], given_score, PRECHECK_GAIN, PRECHECK_ABS)
+
+
+def register_boxes(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]], refine: bool = True
+                   ) -> tuple[dict[str, tuple[float, float, float, float]], float, float, tuple[float, float], float,
+                              tuple[str, ...]]:
+    """Group then per-box registration on ``edges`` (work pixels): (boxes, score, given score,
+    group shift, group scale, names of the boxes that moved)."""
+    names = list(boxes)
+    given_score, (group_score, s, dx, dy) = _group_search(edges, boxes, REGISTER_SCALES)
+    given = [boxes[n] for n in names]
+    cx = (min(b[0] for b in given) + max(b[2] for b in given)) / 2
+    cy = (min(b[1] for b in given) + max(b[3] for b in given)) / 2
     if not _accept(group_score, given_score):
         return dict(boxes), given_score, given_score, (0.0, 0.0), 1.0, ()
     current = _transform(boxes, s, cx, cy, dx, dy)
@@ -397,6 +423,8 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
     edges = edge_map(work)
     if edges is None:
         return RegionFit(dict(given), "given" if given else "none")  # type: ignore[arg-type]
+    if given and _clearly_given(work, _scaled(given, 1.0 / k)):
+        return RegionFit(dict(given), "given")  # type: ignore[arg-type]
     if given:
         fitted, _, before, shift, scale, moved = register_boxes(edges, _scaled(given, 1.0 / k), refine=False)
         if not moved:
