@@ -11,6 +11,9 @@ machine as the camera sees it; this module does the same, on the frame itself:
   are temperature edges. The frame (°C) is reduced to at most :data:`WORK_MAX_SIDE` pixels a side,
   its gradient magnitude normalised by its 99th percentile and capped at 1 (a hot lug or lamp
   weighs no more than any other edge).
+* **pre-check** (boxes given): the same group search at half the work resolution with five
+  scales and a lenient test (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`); boxes that clearly fit
+  are returned as they are (the common case, and the cheap one);
 * **registration** (boxes given): the outline of all boxes together, moved as one rigid group
   (shift + one scale about the group's centre, scale :data:`REGISTER_SCALES`, shift up to
   :data:`REGISTER_MAX_SHIFT` of the group's size), is correlated with the edges for every shift
