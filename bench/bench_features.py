@@ -98,6 +98,9 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         "plc.vector": (lambda: plc_vector(plc_window_features(ts, wide, ["A101"]), asset), 1, "window"),
         "thermal.vector": (lambda: thermal_vector(frame, asset, baseline, frame_meta={"unit": "centikelvin"}), 1,
                            "frame"),
+        # the same without region fitting (boxes read as given; the vector is identical for these frames)
+        "thermal.vector_no_fit": (lambda: thermal_vector(frame, asset, baseline, frame_meta={"unit": "centikelvin"},
+                                                         fit=False), 1, "frame"),
         "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
                                                              dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
         "audio.vector": (lambda: audio_vector(clip, 16_000, asset), 1, "clip"),
@@ -112,13 +115,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--target-ms", type=float, default=40.0, help="wall time per case per round")
     parser.add_argument("--out", type=Path, default=None, help="write JSON results here")
+    parser.add_argument("--only", default=None, help="only the cases whose name starts with this (e.g. thermal.)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         landing = Path(tmp)
         Factory(SimulatorConfig(), n_assets=3).run_batch(landing, 1.0, progress=False)
         inputs = load_inputs(landing)
-    table = cases(inputs)
+    table = {k: v for k, v in cases(inputs).items() if args.only is None or k.startswith(args.only)}
     # calibrate calls per round so each case takes about target-ms
     calls: dict[str, int] = {}
     for name, (fn, _, _) in table.items():

@@ -258,7 +258,7 @@ class Inspector:
                                                      shaft_hz=speed_hint.get(aid), source=str(path))
                     else:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
-                                                       source=str(path))
+                                                       source=str(path), warnings=result.warnings)
                     inputs = [input_array(modality, msg)]
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)

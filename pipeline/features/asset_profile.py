@@ -22,7 +22,8 @@ asset entry and tolerates the variants other tools write (documented for users i
 * everything else is optional: ``resonance_band_hz``,
   ``pressure_nominal_bar``, ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
-  ``fan_side``, ``asset_type``.
+  ``fan_side``, ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
+  regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`).
 
 >>> p = AssetProfile.from_entry({"asset_id": "M-1", "poles": 4, "line_frequency_hz": 60,
 ...                              "bearing": {"designation": "6205"}})
@@ -202,6 +203,7 @@ class AssetProfile:
     regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     fan_side: str | None = None
     frame: FrameMeta = field(default_factory=FrameMeta)
+    region_fit: bool = True
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], top: Mapping[str, Any] | None = None) -> AssetProfile:
@@ -235,6 +237,7 @@ class AssetProfile:
         load = entry.get("load_profile")
         fan = entry.get("fan_side")
         frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
+        fit = entry.get("region_fit", top.get("region_fit", True))
         return cls(
             asset_id=str(entry.get("asset_id") or entry.get("id") or entry.get("name") or ""),
             asset_type=str(entry.get("asset_type") or entry.get("type") or "unknown").lower(),
@@ -246,6 +249,7 @@ class AssetProfile:
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
             load_profile=str(load).lower() if load else None,
             regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
+            region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
         )
 
     def with_learned_pressure(self, bar: float | None) -> AssetProfile:

@@ -16,6 +16,7 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 import numpy as np
@@ -28,7 +29,8 @@ from pipeline.features.audio_physics import audio_vector, resample_to_16k
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.thermal_features import thermal_features
-from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector
+from pipeline.features.thermal_fit import RegionFit
+from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector_fit
 
 KELVIN = 273.15
 
@@ -65,29 +67,52 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
     profile = _profile(asset, regions)
     boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
                                                   for k, b in profile.regions.items()} or None)
-    stats, frame = thermal_features(frame_ck, baseline_ck, boxes)  # type: ignore[arg-type]
-    vector = thermal_vector(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
+    vector, fit = thermal_vector_fit(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
+    stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
+    _fit_stats(stats, fit)
+    if fit.changed:
+        _warn_once(asset_id, fit)
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                            features_version=FEATURES_VERSION, stats=stats, frame=frame, source=source,
                            ingest_time_ms=ingest_time_ms, vector=vector)
 
 
 def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
-                             asset: object = None, source: str = "", ingest_time_ms: int = 0) -> ThermalFeatures:
+                             asset: object = None, source: str = "", ingest_time_ms: int = 0,
+                             warnings: list[str] | None = None) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
-    with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics."""
+    with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
+    registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to
+    ``warnings``."""
     profile = _profile(asset)
     frame_c = frame_to_celsius(frame, profile.frame)
     frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
-    boxes = {k: tuple(round(v) for v in b) for k, b in profile.regions.items()} or None
-    from pipeline.features.thermal_regions import scaled_regions
-
-    boxes = scaled_regions(profile, frame_ck.shape) if boxes else None
-    stats, normalized = thermal_features(frame_ck, None, boxes)
-    vector = thermal_vector(frame_c, profile, None, frame_meta={"unit": "celsius"})
+    vector, fit = thermal_vector_fit(frame_c, profile, None, frame_meta={"unit": "celsius"})
+    stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)
+    _fit_stats(stats, fit)
+    if warnings is not None and fit.describe():
+        warnings.append(fit.describe())
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                            features_version=FEATURES_VERSION, stats=stats, frame=normalized, source=source,
                            ingest_time_ms=ingest_time_ms, vector=vector)
+
+
+def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
+    """``regions_registered`` / ``regions_proposed`` flags (1.0 when the boxes read were moved onto
+    the machine / proposed without any in assets.json)."""
+    stats["regions_registered"] = float(fit.status == "registered")
+    stats["regions_proposed"] = float(fit.status == "proposed")
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_once(asset_id: str, fit: RegionFit) -> None:
+    """Log once per process, asset and kind of fit that its region boxes were not read as given."""
+    key = (asset_id, fit.status)
+    if key not in _WARNED and len(_WARNED) < 10_000:
+        _WARNED.add(key)
+        logging.getLogger(__name__).warning("%s: %s", asset_id, fit.describe())
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

@@ -10,6 +10,9 @@ vector comes out for any frame size, camera distance, position or mirror image:
 * the frame is converted to °C (:func:`frame_to_celsius`: centikelvin, kelvin, °C, FLIR 0.04 K
   counts ..., from the ``frame`` section of ``assets.json`` or from the value range);
 * region boxes given for another frame size (``frame.width``/``height``) are scaled to this one;
+* boxes that do not sit on the machine (drawn imprecisely, camera moved) are registered onto it,
+  and boxes are proposed when ``assets.json`` has none (:func:`pipeline.features.thermal_fit.fit_regions`;
+  ``region_fit: false`` in ``assets.json`` or ``fit=False`` turns this off);
 * ambient = median of the pixels outside every region (the frame's 10th percentile when the
   regions cover almost everything or are unknown);
 * per region: mean, 90th percentile and maximum rise over ambient, the hotspot excess
@@ -43,6 +46,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pipeline.features.asset_profile import AssetProfile, FrameMeta, as_profile
+from pipeline.features.thermal_fit import RegionFit, fit_regions
 
 KELVIN = 273.15
 REGIONS: tuple[str, ...] = ("motor_body", "de_bearing", "nde_bearing", "terminal_box", "coupling", "driven", "pump_inlet")
@@ -213,17 +217,28 @@ def _axial_gradient(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int
 
 
 def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,
-                   frame_meta: FrameMeta | Mapping | None = None) -> np.ndarray:
+                   frame_meta: FrameMeta | Mapping | None = None, fit: bool | None = None) -> np.ndarray:
     """``float32`` model input of one frame (names :data:`THERMAL_VECTOR_NAMES`).
 
     ``frame``: any radiometric frame (see :func:`frame_to_celsius`; ``frame_meta`` defaults to the
     asset profile's ``frame``); ``asset``: profile / ``assets.json`` entry / ``AssetInfo`` giving
-    ``regions``; ``baseline``: the asset's running baseline frame in the same unit (or None).
+    ``regions``; ``baseline``: the asset's running baseline frame in the same unit (or None);
+    ``fit``: register / propose region boxes (default: the profile's ``region_fit``, on).
     """
+    return thermal_vector_fit(frame, asset, baseline, frame_meta, fit)[0]
+
+
+def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,
+                       frame_meta: FrameMeta | Mapping | None = None, fit: bool | None = None
+                       ) -> tuple[np.ndarray, RegionFit]:
+    """:func:`thermal_vector` and the :class:`~pipeline.features.thermal_fit.RegionFit` it read
+    the frame with (``status`` ``registered`` / ``proposed`` deserve a warning to the user)."""
     profile = as_profile(asset)
     meta = frame_meta if frame_meta is not None else profile.frame
     frame_c = frame_to_celsius(frame, meta)
-    boxes = scaled_regions(profile, frame_c.shape)
+    region_fit = fit_regions(frame_c, scaled_regions(profile, frame_c.shape), profile.asset_type, profile.fan_side,
+                             enabled=profile.region_fit if fit is None else fit)
+    boxes = region_fit.boxes
     ambient = ambient_estimate(frame_c, boxes)
     stats: dict[str, list[float]] = {}
     for name in REGIONS:
@@ -281,4 +296,4 @@ def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray
             now, then = frame_c[y0:y1, x0:x1], base_c[y0:y1, x0:x1]
             base.append(float(now.max() - then.max()) if how == "max" else float(now.mean() - then.mean()))
     vec = np.asarray(out + rel + ratios + glob + base, dtype=np.float64)
-    return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32), region_fit

@@ -1,0 +1,98 @@
+"""Region boxes fitted to real simulator frames: registered back when shifted, left alone when
+right, proposed (with a warning) when assets.json has none (pipeline.features.thermal_fit)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from pipeline.features.asset_profile import AssetProfile, load_profiles
+from pipeline.features.messages import thermal_message_any_unit
+from pipeline.features.thermal_fit import fit_regions
+from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
+
+SEED = 515
+
+
+@lru_cache(maxsize=1)
+def _frames() -> list[tuple[AssetProfile, np.ndarray]]:
+    """One frame of each of six randomised machines (frame sizes 60x80 ... 240x320), faults mixed."""
+    from linewatch.simulator.domain import DomainRenderer, domain_fleet, domain_registry_json, draw_domain_specs
+
+    fleet = domain_fleet(6, SEED)
+    profiles = load_profiles(domain_registry_json(fleet, SEED))
+    specs = draw_domain_specs(3, fleet, SEED)
+    renderer = DomainRenderer(fleet, SEED)
+    out: dict[str, tuple[AssetProfile, np.ndarray]] = {}
+    for spec in specs:
+        if spec.asset_id not in out:
+            out[spec.asset_id] = (profiles[spec.asset_id], renderer.render(spec, ("thermal",)).frame)
+    return list(out.values())
+
+
+def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - ix * iy
+    return ix * iy / union
+
+
+def test_correct_boxes_are_left_alone_and_the_vector_is_identical() -> None:
+    frames = _frames()
+    assert len(frames) >= 5
+    for profile, frame in frames:
+        fit = fit_regions(frame_to_celsius(frame, profile.frame), scaled_regions(profile, frame.shape),
+                          profile.asset_type, profile.fan_side)
+        assert fit.status == "given", (profile.asset_id, fit)
+        assert np.array_equal(thermal_vector(frame, profile), thermal_vector(frame, profile, fit=False))
+        dead = frame.copy()
+        dead[:, -1] = 0  # a dead detector column must not pull the boxes away
+        assert np.array_equal(thermal_vector(dead, profile), thermal_vector(dead, profile, fit=False))
+
+
+@pytest.mark.parametrize("dx_frac, dy_frac", [(0.12, -0.09), (-0.08, 0.1)])
+def test_boxes_of_a_camera_that_moved_are_registered_back(dx_frac: float, dy_frac: float) -> None:
+    for profile, frame in _frames()[:3]:
+        h, w = frame.shape
+        dx, dy = round(dx_frac * w), round(dy_frac * h)
+        moved = {n: (x0 + dx, y0 + dy, x1 + dx, y1 + dy) for n, (x0, y0, x1, y1) in profile.regions.items()}
+        wrong = replace(profile, regions=moved)
+        fit = fit_regions(frame_to_celsius(frame, profile.frame), scaled_regions(wrong, frame.shape),
+                          profile.asset_type, profile.fan_side)
+        truth = scaled_regions(profile, frame.shape)
+        assert fit.status == "registered", (profile.asset_id, fit)
+        assert "registered" in fit.describe()
+        for name in ("motor_body", "driven"):
+            assert _iou(fit.boxes[name], truth[name]) > 0.8, (profile.asset_id, name, fit.boxes[name], truth[name])
+        # the vector read through the registered boxes is (nearly) the one of the right boxes
+        right, off, fitted = (thermal_vector(frame, profile), thermal_vector(frame, wrong, fit=False),
+                              thermal_vector(frame, wrong))
+        assert np.abs(fitted - right).mean() < 0.25 * np.abs(off - right).mean()
+
+
+def test_missing_regions_yield_proposed_boxes_and_a_warning() -> None:
+    for profile, frame in _frames()[:3]:
+        bare = replace(profile, regions={})
+        warnings: list[str] = []
+        msg = thermal_message_any_unit(profile.asset_id, profile.asset_type, 0, frame, bare, warnings=warnings)
+        assert msg.stats["regions_proposed"] == 1.0 and msg.stats["regions_registered"] == 0.0
+        assert len(warnings) == 1 and "proposed" in warnings[0]
+        fit = fit_regions(frame_to_celsius(frame, profile.frame), {}, profile.asset_type)
+        truth = scaled_regions(profile, frame.shape)
+        assert set(truth) <= set(fit.boxes)
+        assert _iou(fit.boxes["motor_body"], truth["motor_body"]) > 0.5, (profile.asset_id, fit.boxes, truth)
+
+
+def test_region_fit_false_in_assets_json_reads_the_boxes_as_given() -> None:
+    profile, frame = _frames()[0]
+    entry = {"asset_id": "X", "asset_type": profile.asset_type, "region_fit": False,
+             "frame": {"width": frame.shape[1], "height": frame.shape[0], "unit": "centikelvin"},
+             "regions": {n: [x0 + 9, y0 + 7, x1 + 9, y1 + 7] for n, (x0, y0, x1, y1) in profile.regions.items()}}
+    off = AssetProfile.from_entry(entry)
+    assert off.region_fit is False
+    assert np.array_equal(thermal_vector(frame, off), thermal_vector(frame, off, fit=False))
+    assert AssetProfile.from_entry({**entry, "region_fit": True}).region_fit
+    assert load_profiles({"region_fit": "off", "assets": [{"asset_id": "Y"}]})["Y"].region_fit is False
