@@ -45,6 +45,9 @@ class Housekeeper:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        """List the directory once on the caller's thread (the operator's ``open``, before it is
+        handed any line: the manifests present at the start are then known), then start the thread."""
+        self.index.refresh()
         self.index.synchronous = False
         self._thread = threading.Thread(target=self._run, name="linewatch-housekeeping", daemon=True)
         self._thread.start()

@@ -204,8 +204,14 @@ class ManifestIndex:
 
     # ---- the reader side (the job's per-record path: memory only)
     def saw(self, text: str) -> None:
-        """The operator was delivered this line (recorded while manifests present at start remain)."""
-        if self.initial:
+        """The operator was delivered this line (recorded while manifests present at start remain).
+
+        A line delivered before the first listing is recorded as it is: which manifest it came from
+        is known only once listed, and dropping it would leave its manifest "not read since the
+        start" for good (the janitor would never archive it)."""
+        if self.initial is None:
+            self._seen.add(text)
+        elif self.initial:
             where = self.location(text)
             if where is not None and where.manifest in self.initial:
                 self._seen.add(text)

@@ -324,3 +324,19 @@ def test_the_janitor_leaves_manifests_present_at_start_until_the_source_has_read
     later = writer.publish([writer.write_blob("thermal/frames/A/9.tiff", b"y", "A", 9)])
     zone.archive_file(tmp_path / "thermal/frames/A/9.tiff")
     assert janitor.run_once() == 1 and not later.exists()  # published after the start: the usual rule
+
+
+def test_a_line_delivered_before_the_first_listing_still_counts_as_read(tmp_path: Path) -> None:
+    """The source may hand the operator a line before the index has listed the directory (a loaded
+    machine; the CI run of 2026-12-01 timed out on a manifest that was never archived): the line
+    must count once its manifest is known, or the janitor leaves that manifest for good."""
+    zone = LandingZone(tmp_path)
+    index = ManifestIndex(zone)
+    writer = ManifestWriter(tmp_path, epoch=1)
+    lines = [writer.write_blob(f"thermal/frames/A/{i}.tiff", b"x", "A", i) for i in range(2)]
+    present = writer.publish(lines)
+    for entry in lines:
+        index.saw(entry.to_json())  # delivered before any listing
+        zone.archive_file(tmp_path / entry.path)
+    janitor = Janitor(zone, index, wait_for_source=True)
+    assert janitor.run_once() == 1 and not present.exists()
