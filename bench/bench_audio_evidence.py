@@ -77,7 +77,7 @@ def _render(args: tuple[int, int, int, float, list[int]]) -> dict[str, np.ndarra
     """Render + featurise the states ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _wide_rows, _world
+    from models.data.domain_data import _wide_rows, _world, running_baseline_frame
     from models.data.featurize import plc_input
     from pipeline.features.audio_physics import audio_segment_vectors
     from pipeline.features.plc_physics import plc_vector
@@ -93,14 +93,7 @@ def _render(args: tuple[int, int, int, float, list[int]]) -> dict[str, np.ndarra
         profile = profiles[spec.asset_id]
         rng = make_rng(seed, "audio-evidence", i)
         rows["plc"].append(plc_vector(plc_input(*_wide_rows(sample.plc)), profile))
-        baseline = None
-        if rng.random() < 0.4:  # as models.data.domain_data: a running thermal baseline on part of the frames
-            chronic = spec.fault != "normal" and rng.random() < 0.5
-            other = replace(spec, index=spec.index + 7_000_000, load_level=float(rng.uniform(-1, 1)),
-                            ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
-                            physical_fault=spec.physical_fault if chronic else "normal",
-                            severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
-            baseline = renderer.render(other, ("thermal",)).frame
+        baseline = running_baseline_frame(renderer, spec, rng, 0.4)  # on part of the frames, as in training
         rows["thermal"].append(thermal_vector(sample.frame, profile, baseline))
         hint = None
         if rng.random() < 0.3:  # the PLC's measured speed narrows the speed search (inspect with a PLC file)

@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -40,6 +41,9 @@ from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
 from pipeline.features.thermal_features import normalize_frame
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, thermal_vector
+
+if TYPE_CHECKING:
+    from linewatch.simulator.domain import DomainRenderer, DomainSampleSpec
 
 VECTOR_NAMES: dict[str, tuple[str, ...]] = {
     "plc": PLC_VECTOR_NAMES, "thermal": THERMAL_VECTOR_NAMES, "audio": AUDIO_VECTOR_NAMES}
@@ -130,11 +134,25 @@ def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 AudioExtra = Callable[[np.ndarray, int, AssetProfile, float | None], np.ndarray]
 
 
+def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng: np.random.Generator,
+                           share: float) -> np.ndarray | None:
+    """With probability ``share``, the frame a running thermal baseline would hold for ``spec``'s
+    machine: the same machine at another load and ambient, healthy or (half of the faulty samples)
+    already carrying a milder form of the same fault (a chronic fault); else None. Draws from
+    ``rng`` in a fixed order, so a featurised dataset is reproducible from its seed."""
+    if rng.random() >= share:
+        return None
+    chronic = spec.fault != "normal" and rng.random() < 0.5
+    other = replace(spec, index=spec.index + 7_000_000, load_level=float(rng.uniform(-1, 1)),
+                    ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
+                    physical_fault=spec.physical_fault if chronic else "normal",
+                    severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
+    return renderer.render(other, ("thermal",)).frame
+
+
 def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None]
                   ) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
-    from dataclasses import replace
-
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
@@ -150,14 +168,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
         ts, wide, bad = _wide_rows(sample.plc)
         raw = plc_input(ts, wide, bad)
         rows["plc"].append(plc_vector(raw, profile))
-        baseline = None
-        if rng.random() < baseline_share:
-            chronic = spec.fault != "normal" and rng.random() < 0.5
-            other = replace(spec, index=spec.index + 7_000_000, load_level=float(rng.uniform(-1, 1)),
-                            ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
-                            physical_fault=spec.physical_fault if chronic else "normal",
-                            severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
-            baseline = renderer.render(other, ("thermal",)).frame
+        baseline = running_baseline_frame(renderer, spec, rng, baseline_share)
         rows["thermal"].append(thermal_vector(sample.frame, profile, baseline))
         clip = sample.clip.astype(np.float32) / 32768.0
         hint = None
