@@ -152,6 +152,7 @@ class AssetState:
     baseline_touched: bool = False
     pressure_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
+    region_fit: str = ""  # region fit of its last thermal frame: registered / proposed / none ("" = as given; memory)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:
         return self.order.setdefault(sequence, {})

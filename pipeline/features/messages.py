@@ -16,7 +16,6 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 import numpy as np
@@ -58,11 +57,14 @@ def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", i
 def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int, frame_ck: np.ndarray,
                              baseline_ck: np.ndarray | None = None,
                              regions: Mapping[str, tuple[int, int, int, int]] | None = None,
-                             source: str = "", ingest_time_ms: int = 0, asset: object = None) -> ThermalFeatures:
+                             source: str = "", ingest_time_ms: int = 0, asset: object = None,
+                             warnings: list[str] | None = None) -> ThermalFeatures:
     """``ThermalFeatures`` of one frame: statistics, the normalized float16 frame and ``vector``.
 
     ``frame_ck`` is a frame in centikelvin (the pipeline's unit); frames in other units go through
     :func:`thermal_message_any_unit`. ``regions`` (``assets.json`` boxes) default to the asset's.
+    Region boxes that were registered onto the frame or proposed add a line to ``warnings`` (the
+    job logs it when an asset's fit changes, ``pipeline.handlers.thermal``).
     """
     profile = _profile(asset, regions)
     boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
@@ -70,8 +72,8 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
     vector, fit = thermal_vector_fit(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
     stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
     _fit_stats(stats, fit)
-    if fit.changed:
-        _warn_once(asset_id, fit)
+    if warnings is not None and fit.changed and fit.describe():
+        warnings.append(fit.describe())
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                            features_version=FEATURES_VERSION, stats=stats, frame=frame, source=source,
                            ingest_time_ms=ingest_time_ms, vector=vector)
@@ -102,17 +104,6 @@ def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
     the machine / proposed without any in assets.json)."""
     stats["regions_registered"] = float(fit.status == "registered")
     stats["regions_proposed"] = float(fit.status == "proposed")
-
-
-_WARNED: set[tuple[str, str]] = set()
-
-
-def _warn_once(asset_id: str, fit: RegionFit) -> None:
-    """Log once per process, asset and kind of fit that its region boxes were not read as given."""
-    key = (asset_id, fit.status)
-    if key not in _WARNED and len(_WARNED) < 10_000:
-        _WARNED.add(key)
-        logging.getLogger(__name__).warning("%s: %s", asset_id, fit.describe())
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

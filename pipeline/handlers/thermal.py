@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from linewatch.contract import Modality
@@ -12,6 +13,8 @@ from pipeline.features.thermal_features import ThermalBaseline
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import check_frame
+
+log = logging.getLogger(__name__)
 
 
 def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
@@ -26,9 +29,18 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     if state.baseline is None:
         state.baseline = ThermalBaseline()
     regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
+    warnings: list[str] = []
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
                                    state.baseline.baseline_ck, regions, source=blob.ref,
-                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info)
+                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings)
+    fit = ("registered" if msg.stats.get("regions_registered") else "proposed" if msg.stats.get("regions_proposed")
+           else "none" if warnings else "")
+    if fit != state.region_fit:  # logged when it changes (a camera moved, or was put back), not per frame
+        if warnings:
+            log.warning("%s (%s): %s", blob.asset_id, blob.ref, "; ".join(warnings))
+        else:
+            log.info("%s (%s): thermal region boxes fit the frame as given again", blob.asset_id, blob.ref)
+        state.region_fit = fit
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")

@@ -96,3 +96,39 @@ def test_region_fit_false_in_assets_json_reads_the_boxes_as_given() -> None:
     assert np.array_equal(thermal_vector(frame, off), thermal_vector(frame, off, fit=False))
     assert AssetProfile.from_entry({**entry, "region_fit": True}).region_fit
     assert load_profiles({"region_fit": "off", "assets": [{"asset_id": "Y"}]})["Y"].region_fit is False
+
+
+def test_the_job_logs_a_moved_camera_when_it_happens_not_on_every_frame(tmp_path, caplog) -> None:
+    """The ingestion job's thermal handler: one warning when an asset's boxes start being registered
+    (its camera moved), none for the next frames while it stays so, one line when it is put back."""
+    import logging
+
+    from scipy.ndimage import shift
+
+    from pipeline.asset_state import AssetState
+    from pipeline.decoders import decode_thermal_tiff
+    from pipeline.ingestor import AssetIngestor
+    from pipeline.landing import ManifestWriter
+    from tests.pipeline.conftest import job_spec, simulate, tiff_bytes
+
+    simulate(tmp_path, n_assets=1, seconds=2, roll_s=2.0, seed=21)
+    source = sorted(tmp_path.glob("thermal/frames/*/*.tiff"))[0]
+    asset = source.parent.name
+    frame = decode_thermal_tiff(source.read_bytes(), source.name)
+    h, w = frame.shape
+    moved = shift(frame.astype(np.float64), (round(0.09 * h), round(-0.12 * w)), order=0, mode="nearest")
+    frames = [frame, moved, moved, moved, frame]
+    writer = ManifestWriter(tmp_path, epoch=1)
+    entries = [writer.write_blob(f"thermal/frames/{asset}/fit-{i}.tiff", tiff_bytes(f.astype(np.uint16)), asset,
+                                 1_000 + i) for i, f in enumerate(frames)]
+    writer.publish(entries)
+    ingestor, state = AssetIngestor(job_spec(tmp_path, "x", "redis://unused")), AssetState()
+    flags = []
+    with caplog.at_level(logging.INFO, logger="pipeline.handlers.thermal"):
+        for entry in entries:
+            out = ingestor.on_line(entry.to_json(), state, asset)
+            flags += [e.message.stats["regions_registered"] for e in out.entries]  # type: ignore[attr-defined]
+    assert flags == [0.0, 1.0, 1.0, 1.0, 0.0]
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "pipeline.handlers.thermal"]
+    assert [level for level, _ in lines] == [logging.WARNING, logging.INFO], lines
+    assert "registered" in lines[0][1] and "fit-1.tiff" in lines[0][1] and "as given again" in lines[1][1]
