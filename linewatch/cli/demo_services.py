@@ -100,6 +100,16 @@ class ServicesSampler:
             out += [decode_message(f) for _, f in self.client.xrevrange(s, count=count)]
         return out
 
+    def _decided_ms(self, alert: Alert) -> int | None:
+        """When the verdict that raised ``alert`` was decided (read by its entry id: an alert raised
+        early has its verdict far behind the newest ones); None for other sources or a trimmed entry."""
+        if alert.source != "verdict" or not alert.verdict_entry_id:
+            return None
+        found = self.client.xrange(self.names.verdicts(alert.asset_id), alert.verdict_entry_id,
+                                   alert.verdict_entry_id, count=1)
+        verdict = decode_message(found[0][1]) if found else None
+        return verdict.decided_at_ms if isinstance(verdict, Verdict) and verdict.decided_at_ms else None
+
     def tables(self) -> list[object]:
         from services.alerts.store import AlertStore
 
@@ -131,9 +141,8 @@ class ServicesSampler:
             alert_table.add_row(r.alert_id, r.priority, r.state(now), r.asset_id, r.label, r.message[:60])
         to_pred = [p.inferred_at_ms - p.ingest_time_ms for p in preds if p.ingest_time_ms]
         to_verdict = [v.decided_at_ms - v.ingest_time_ms for v in verdicts if v.ingest_time_ms]
-        decided = {v.source: v.decided_at_ms for v in verdicts}
-        raised = [a.created_at_ms - decided[a.source_ref] for a in alerts
-                  if a.event == "raised" and a.source_ref in decided]
+        raised = [a.created_at_ms - t for a in alerts
+                  if a.event == "raised" and (t := self._decided_ms(a)) is not None]
         lat = Table(title="stage latencies (recent entries)", expand=True)
         for col in ("stage", "p50", "p99", "n"):
             lat.add_column(col)

@@ -174,3 +174,24 @@ def test_operator_ack_is_not_lost_to_a_concurrent_router_write(redis_client: red
         wait_for(lambda: worker.stats.handled >= 31, 10, "all verdicts")
     rec = store.get(aid)
     assert rec.acked and rec.acked_by == "maria" and rec.severity > 0.6  # type: ignore[union-attr]
+
+
+def test_the_demo_view_times_an_alert_whose_verdict_is_far_behind_the_newest(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """`linewatch demo`'s stage table: verdict -> alert for an alert raised early in the run, when
+    hundreds of newer verdicts have come since (the view reads only the newest ones)."""
+    from linewatch.cli.demo_services import ServicesSampler
+
+    worker, _, clock = _setup(redis_client, stream_names)
+    vs = stream_names.verdicts("PMP-01")
+    first = verdict("PMP-01", "bearing_wear", "raised", severity=0.9).model_copy(
+        update={"decided_at_ms": int(clock.t * 1000) - 40})
+    with running(worker):
+        write(redis_client, vs, first)
+        wait_for(lambda: len(events(redis_client, stream_names)) == 1, 10, "raised")
+    for i in range(400):  # the line goes on: newer verdicts of the same and other assets
+        write(redis_client, stream_names.verdicts(f"CNV-{i % 7:02d}"), verdict(f"CNV-{i % 7:02d}", "normal", "normal"))
+    _, _, latencies = ServicesSampler(redis_client, stream_names).tables()
+    rows = {row[0]: row for row in zip(*(c._cells for c in latencies.columns))}  # type: ignore[attr-defined]
+    assert rows["verdict -> alert"][3] == "1"
+    assert rows["verdict -> alert"][1] == f"{events(redis_client, stream_names)[0].created_at_ms - first.decided_at_ms} ms"
