@@ -30,6 +30,7 @@ from pipeline.features.messages import audio_features_message, thermal_features_
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.thermal_regions import thermal_vector
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
+from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
 from pipeline.validation import AssetRegistry
 
@@ -59,6 +60,7 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
     clip = decode_wav(inputs["wav"], "a")  # type: ignore[arg-type]
     asset = inputs["asset"]
     baseline = frame.astype(np.float32)
+    check = RegionCheck(every=10)
     # one 10 s window in wide form, as PlcWindowBuffer builds it
     first = samples[0].timestamp_ms  # type: ignore[index]
     in_window = [s for s in samples if s.timestamp_ms < first + 10_000]  # type: ignore[attr-defined]
@@ -103,6 +105,11 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
                                                          fit=False), 1, "frame"),
         "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
                                                              dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
+        # what the job's handler computes on average: boxes that fit are checked on every 10th frame only
+        # (flink.thermal_region_check_frames, pipeline.features.region_check)
+        "thermal.message_job_check10": (lambda: thermal_features_message(
+            asset.asset_id, "pump", 0, frame, baseline, dict(asset.regions) or None, asset=asset,  # type: ignore[attr-defined]
+            check=check), 1, "frame"),
         "audio.vector": (lambda: audio_vector(clip, 16_000, asset), 1, "clip"),
         "audio.vector_v3_reference": (lambda: audio_vector_v3(clip, 16_000, asset), 1, "clip"),
         "audio.message": (lambda: audio_features_message(asset.asset_id, "pump", 0, clip, 16_000, asset=asset), 1,  # type: ignore[attr-defined]

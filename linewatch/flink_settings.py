@@ -76,6 +76,12 @@ class FlinkSettings(BaseModel):
     janitor_interval_ms: int = Field(
         default=1000, ge=10, description="How often the job archives finished manifests and prunes the archive."
     )
+    thermal_region_check_frames: int = Field(
+        default=10, ge=1,
+        description="While an asset's thermal region boxes fit its frames as given, the job checks that they still "
+        "do (the region-fit pre-check, ~4 ms a plant frame) on every N-th frame only; boxes that were registered "
+        "onto the frame or proposed are fitted on every frame (pipeline.features.region_check). 1 = every frame.",
+    )
     plc_pressure_baseline_windows: int = Field(
         default=60, ge=0,
         description="Learning period of the per-asset PLC pressure baseline, in accepted 10 s windows (at most one "

@@ -33,6 +33,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pipeline.features.region_check import RegionCheck
+
 MAX_SKIPPED_RANGES = 32
 """Gaps remembered per sequence, so that a line of a skipped seq that turns up after all is
 still processed (late) instead of being taken for a replay."""
@@ -153,6 +155,7 @@ class AssetState:
     pressure_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
     region_fit: str = ""  # region fit of its last thermal frame: registered / proposed / none ("" = as given; memory)
+    region_check: RegionCheck | None = None  # when its thermal region boxes were last checked (memory only)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:
         return self.order.setdefault(sequence, {})

@@ -27,6 +27,7 @@ from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import audio_vector, resample_to_16k
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
+from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import thermal_features
 from pipeline.features.thermal_fit import RegionFit
 from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector_fit
@@ -58,18 +59,24 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
                              baseline_ck: np.ndarray | None = None,
                              regions: Mapping[str, tuple[int, int, int, int]] | None = None,
                              source: str = "", ingest_time_ms: int = 0, asset: object = None,
-                             warnings: list[str] | None = None) -> ThermalFeatures:
+                             warnings: list[str] | None = None, check: RegionCheck | None = None
+                             ) -> ThermalFeatures:
     """``ThermalFeatures`` of one frame: statistics, the normalized float16 frame and ``vector``.
 
     ``frame_ck`` is a frame in centikelvin (the pipeline's unit); frames in other units go through
     :func:`thermal_message_any_unit`. ``regions`` (``assets.json`` boxes) default to the asset's.
     Region boxes that were registered onto the frame or proposed add a line to ``warnings`` (the
-    job logs it when an asset's fit changes, ``pipeline.handlers.thermal``).
+    job logs it when an asset's fit changes, ``pipeline.handlers.thermal``). ``check``: the asset's
+    :class:`~pipeline.features.region_check.RegionCheck` (the job's; None checks every frame).
     """
     profile = _profile(asset, regions)
     boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
                                                   for k, b in profile.regions.items()} or None)
-    vector, fit = thermal_vector_fit(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"})
+    skip = check is not None and check.skip(frame_ck.shape)
+    vector, fit = thermal_vector_fit(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"},
+                                     fit=False if skip else None)
+    if check is not None and not skip:
+        check.record(fit.status, frame_ck.shape)
     stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
     _fit_stats(stats, fit)
     if warnings is not None and fit.changed and fit.describe():
@@ -81,7 +88,8 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
 
 def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
                              asset: object = None, source: str = "", ingest_time_ms: int = 0,
-                             warnings: list[str] | None = None) -> ThermalFeatures:
+                             warnings: list[str] | None = None, check: RegionCheck | None = None
+                             ) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
     with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
     registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to

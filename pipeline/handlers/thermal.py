@@ -9,6 +9,7 @@ from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_thermal_tiff
 from pipeline.features.messages import thermal_features_message
+from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import ThermalBaseline
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -32,7 +33,8 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     warnings: list[str] = []
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
                                    state.baseline.baseline_ck, regions, source=blob.ref,
-                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings)
+                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings,
+                                   check=region_check(ctx, state))
     fit = ("registered" if msg.stats.get("regions_registered") else "proposed" if msg.stats.get("regions_proposed")
            else "none" if warnings else "")
     if fit != state.region_fit:  # logged when it changes (a camera moved, or was put back), not per frame
@@ -44,3 +46,11 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")
+
+
+def region_check(ctx: HandlerContext, state: AssetState) -> RegionCheck:
+    """The asset's region check (memory only), at ``flink.thermal_region_check_frames``."""
+    every = ctx.spec.flink.thermal_region_check_frames
+    if state.region_check is None or state.region_check.every != every:
+        state.region_check = RegionCheck(every=every)
+    return state.region_check

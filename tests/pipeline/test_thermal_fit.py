@@ -98,11 +98,9 @@ def test_region_fit_false_in_assets_json_reads_the_boxes_as_given() -> None:
     assert load_profiles({"region_fit": "off", "assets": [{"asset_id": "Y"}]})["Y"].region_fit is False
 
 
-def test_the_job_logs_a_moved_camera_when_it_happens_not_on_every_frame(tmp_path, caplog) -> None:
-    """The ingestion job's thermal handler: one warning when an asset's boxes start being registered
-    (its camera moved), none for the next frames while it stays so, one line when it is put back."""
-    import logging
-
+def _through_the_job(tmp_path, moves: list[bool], **flink: object) -> tuple[list, list[np.ndarray], str]:
+    """Frames of one simulated plant asset, each as is or with its camera moved, through the job's
+    ingest function (``AssetIngestor``): the feature messages, the frames and the asset."""
     from scipy.ndimage import shift
 
     from pipeline.asset_state import AssetState
@@ -116,19 +114,41 @@ def test_the_job_logs_a_moved_camera_when_it_happens_not_on_every_frame(tmp_path
     asset = source.parent.name
     frame = decode_thermal_tiff(source.read_bytes(), source.name)
     h, w = frame.shape
-    moved = shift(frame.astype(np.float64), (round(0.09 * h), round(-0.12 * w)), order=0, mode="nearest")
-    frames = [frame, moved, moved, moved, frame]
+    moved = shift(frame, (round(0.09 * h), round(-0.12 * w)), order=0, mode="nearest")
+    frames = [moved if m else frame for m in moves]
     writer = ManifestWriter(tmp_path, epoch=1)
-    entries = [writer.write_blob(f"thermal/frames/{asset}/fit-{i}.tiff", tiff_bytes(f.astype(np.uint16)), asset,
-                                 1_000 + i) for i, f in enumerate(frames)]
+    entries = [writer.write_blob(f"thermal/frames/{asset}/fit-{i}.tiff", tiff_bytes(f), asset, 1_000 + i)
+               for i, f in enumerate(frames)]
     writer.publish(entries)
-    ingestor, state = AssetIngestor(job_spec(tmp_path, "x", "redis://unused")), AssetState()
-    flags = []
+    ingestor, state = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", **flink)), AssetState()
+    messages = [e.message for entry in entries for e in ingestor.on_line(entry.to_json(), state, asset).entries]
+    return messages, frames, asset
+
+
+def test_the_job_logs_a_moved_camera_when_it_happens_not_on_every_frame(tmp_path, caplog) -> None:
+    """The ingestion job's thermal handler: one warning when an asset's boxes start being registered
+    (its camera moved), none for the next frames while it stays so, one line when it is put back."""
+    import logging
+
     with caplog.at_level(logging.INFO, logger="pipeline.handlers.thermal"):
-        for entry in entries:
-            out = ingestor.on_line(entry.to_json(), state, asset)
-            flags += [e.message.stats["regions_registered"] for e in out.entries]  # type: ignore[attr-defined]
+        messages, _, _ = _through_the_job(tmp_path, [False, True, True, True, False], thermal_region_check_frames=1)
+    flags = [m.stats["regions_registered"] for m in messages]
     assert flags == [0.0, 1.0, 1.0, 1.0, 0.0]
     lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "pipeline.handlers.thermal"]
     assert [level for level, _ in lines] == [logging.WARNING, logging.INFO], lines
     assert "registered" in lines[0][1] and "fit-1.tiff" in lines[0][1] and "as given again" in lines[1][1]
+
+
+def test_the_job_checks_boxes_that_fit_every_nth_frame_and_fits_moved_ones_on_every_frame(tmp_path) -> None:
+    """``flink.thermal_region_check_frames`` = 3: a frame after one whose boxes fit as given skips the
+    check (read as given) for two frames; once moved boxes are registered, every frame is fitted; a
+    skipped frame's vector is the one of the full check wherever the camera did not move."""
+    from pipeline.validation import AssetRegistry
+
+    moves = [False, True, True, True, True, False, False, False, False]
+    messages, frames, asset = _through_the_job(tmp_path, moves, thermal_region_check_frames=3)
+    assert [m.stats["regions_registered"] for m in messages] == [0, 0, 0, 1, 1, 0, 0, 0, 0]
+    info = AssetRegistry.from_file(tmp_path / "assets.json")[asset]
+    for i, (msg, frame) in enumerate(zip(messages, frames, strict=True)):
+        if not moves[i] or i in (3, 4):  # checked, or the camera is where the boxes say
+            np.testing.assert_array_equal(msg.vector, thermal_vector(frame, info, None, {"unit": "centikelvin"}))
