@@ -89,6 +89,10 @@ class FaultEpisode:
             return self.onset_s
         target = math.log(level / self.s0) / self.rate
         lo, hi = 0.0, self.end_s - self.onset_s
+        if math.isinf(hi):  # an open-ended episode (the demo's injected fault): bracket the time first
+            hi = 1.0
+            while self._warp(np.array([hi]))[0] < target and hi < 1e12:  # w(tau) >= tau (1 - sum a): it grows
+                lo, hi = hi, 2.0 * hi
         if self._warp(np.array([hi]))[0] < target:
             return math.inf
         for _ in range(60):
