@@ -88,8 +88,7 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
 
 def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
                              asset: object = None, source: str = "", ingest_time_ms: int = 0,
-                             warnings: list[str] | None = None, check: RegionCheck | None = None
-                             ) -> ThermalFeatures:
+                             warnings: list[str] | None = None) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
     with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
     registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to

@@ -35,8 +35,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                                    state.baseline.baseline_ck, regions, source=blob.ref,
                                    ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings,
                                    check=region_check(ctx, state))
-    fit = ("registered" if msg.stats.get("regions_registered") else "proposed" if msg.stats.get("regions_proposed")
-           else "none" if warnings else "")
+    fit = "registered" if msg.stats.get("regions_registered") else "proposed" if msg.stats.get("regions_proposed") else ""
     if fit != state.region_fit:  # logged when it changes (a camera moved, or was put back), not per frame
         if warnings:
             log.warning("%s (%s): %s", blob.asset_id, blob.ref, "; ".join(warnings))
