@@ -79,7 +79,7 @@ class FlinkSettings(BaseModel):
     thermal_region_check_frames: int = Field(
         default=10, ge=1,
         description="While an asset's thermal region boxes fit its frames as given, the job checks that they still "
-        "do (the region-fit pre-check, ~4 ms a plant frame) on every N-th frame only; boxes that were registered "
+        "do (the region-fit pre-check, ~2.8 ms of a 4.0 ms plant-frame message, docs/benchmarks.md) on every N-th frame only; boxes that were registered "
         "onto the frame or proposed are fitted on every frame (pipeline.features.region_check). 1 = every frame.",
     )
     plc_pressure_baseline_windows: int = Field(

@@ -154,7 +154,7 @@ class AssetState:
     baseline_touched: bool = False
     pressure_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
-    region_fit: str = ""  # region fit of its last thermal frame: registered / proposed ("" = as given; memory only)
+    regions_moved: bool = False  # its last thermal frame was read through registered / proposed boxes (memory only)
     region_check: RegionCheck | None = None  # when its thermal region boxes were last checked (memory only)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:

@@ -2,12 +2,12 @@
 :class:`RegionCheck`.
 
 Region fitting (:mod:`pipeline.features.thermal_fit`) first runs a pre-check that the boxes from
-``assets.json`` sit on the machine (about 4 ms of a 6 ms plant frame, ``docs/benchmarks.md``). A
+``assets.json`` sit on the machine (about 2.8 of a 4.0 ms plant-frame message, ``docs/benchmarks.md``). A
 fixed camera does not move between two frames half a second apart, so the ingestion job keeps,
 per asset, when the boxes last passed that check and skips it for the next ``every - 1`` frames
 of the same size. Boxes that did not fit as given (registered onto the frame, or proposed without
 regions) are fitted again on every frame, so a wrong fit is never carried forward; a camera that
-moves is registered at the next check, at most ``every - 1`` frames later (5 s at the plant's
+moves is registered at the next check, at most ``every - 1`` frames later (4.5 s at the plant's
 2 frames/s with the default 10). Memory only: after a restore the first frame is checked.
 ``linewatch inspect`` and the training data check every frame.
 

@@ -35,13 +35,13 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                                    state.baseline.baseline_ck, regions, source=blob.ref,
                                    ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings,
                                    check=region_check(ctx, state))
-    fit = "registered" if msg.stats.get("regions_registered") else "proposed" if msg.stats.get("regions_proposed") else ""
-    if fit != state.region_fit:  # logged when it changes (a camera moved, or was put back), not per frame
-        if warnings:
+    moved = bool(warnings)  # the boxes were registered onto the frame or proposed
+    if moved != state.regions_moved:  # logged when it changes (a camera moved, or was put back), not per frame
+        if moved:
             log.warning("%s (%s): %s", blob.asset_id, blob.ref, "; ".join(warnings))
         else:
             log.info("%s (%s): thermal region boxes fit the frame as given again", blob.asset_id, blob.ref)
-        state.region_fit = fit
+        state.regions_moved = moved
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")
