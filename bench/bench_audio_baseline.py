@@ -12,8 +12,8 @@ pressure level?
 A fresh fleet (``linewatch.simulator.domain``, a seed no training run used) is rendered; each
 sample's clip is featurised with ``pipeline.features.audio_physics.audio_vector`` (79 values, the
 shipped models' input). Each machine gets a **baseline**: the median over ``--baseline-clips``
-healthy clips of the same machine at other times, loads, drive speeds and microphone jitter
-(what a job would learn over its first minutes) of the six shaft-harmonic levels
+healthy clips of the same machine, each at the operating point (time, load, drive speed,
+microphone jitter) of another of its drawn samples, of the six shaft-harmonic levels
 (``shaft.{1..6}x.level_db``, dB over the clip's RMS). A **chronic** baseline (``--chronic-share``
 of the faulty samples) is learnt while the same fault was already present at 0.5-1.0x the sample's
 severity, as when a machine was already faulty at commissioning.
@@ -65,16 +65,16 @@ def _render_machine(args: tuple[str, int, int, int, int, int, float]) -> dict[st
     profile = profiles[mine[0].asset_id]
     idx = [AUDIO_VECTOR_NAMES.index(n) for n in BASELINE_NAMES]
     rng = make_rng(seed, "bench-audio-baseline", domain, asset_index)
-    vfd = bool(fleet[asset_index].extra.get("vfd"))
 
-    def levels(spec, count: int, index0: int) -> np.ndarray:
-        """Median shaft levels of ``count`` clips of ``spec``'s machine state at other operating points."""
+    def levels(state, count: int, index0: int) -> np.ndarray:
+        """Median shaft levels of ``count`` clips of ``state`` (a fault and severity) on this machine,
+        each at the operating point of another of its drawn samples (load, drive speed, microphone
+        jitter and cut-off, time: the domain's own draws), without sensor drift."""
         out = []
         for k in range(count):
-            other = replace(spec, index=index0 + k, drift="none", drift_level=0.0,
-                            load_level=float(rng.uniform(-1.0, 1.0)), t_s=float(rng.uniform(60.0, 86_400.0)),
-                            drive_fraction=float(rng.uniform(0.45, 1.08)) if vfd else spec.drive_fraction,
-                            mic_gain_jitter_db=float(rng.normal(0.0, 2.0)))
+            point = mine[int(rng.integers(len(mine)))]
+            other = replace(point, index=index0 + k, fault=state.fault, physical_fault=state.physical_fault,
+                            severity=state.severity, variant=state.variant, drift="none", drift_level=0.0)
             clip = renderer.render(other, ("audio",)).clip.astype(np.float32) / 32768.0
             out.append(audio_vector(clip, 16_000, profile)[idx])
         return np.median(np.stack(out), axis=0)
