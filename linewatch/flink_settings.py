@@ -95,6 +95,26 @@ class FlinkSettings(BaseModel):
         "generation (0 by default) forgets it and learns again at its next PLC file (e.g. after a repair; raise the "
         "number to do it again). The stats counter plc_pressure_baseline_reset counts it.",
     )
+    audio_baseline_clips: int = Field(
+        default=8, ge=0,
+        description="Learning period of the per-asset healthy audio baseline, in accepted clips (at most one per "
+        "audio_baseline_gap_s, with a confident speed estimate): each asset learns the median of its shaft-harmonic "
+        "levels once, at commissioning, and the audio model reads every later clip against it, which is how it tells "
+        "an imbalance from a machine that is loud at 1x anyway (pipeline.features.audio_baseline, docs/features.md). "
+        "Before it is learnt the model reads the clip alone. 0 turns learning off.",
+    )
+    audio_baseline_gap_s: float = Field(
+        default=30.0, ge=0.0,
+        description="At least this long between two clips the audio baseline learns from, so that it spans the "
+        "machine's operating points (8 clips, 30 s: at least 3.5 min of running).",
+    )
+    audio_baseline_relearn: dict[str, int] = Field(
+        default_factory=dict,
+        description="Asset id -> generation: an asset whose audio baseline was learnt under another generation (0 by "
+        "default) forgets it and learns again from its next clips. Do it after a repair or a change to the machine "
+        "(raise the number to do it again): a baseline learnt while the machine was already faulty hides that "
+        "fault. The stats counter audio_baseline_reset counts it.",
+    )
     reorder_timeout_ms: int = Field(
         default=30_000, ge=1,
         description="While lines of an asset are held back for a missing seq without progress, look again this "

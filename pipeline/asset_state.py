@@ -13,6 +13,9 @@ state                     content                                   read / writt
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
 ``plc-pressure-baseline`` learned running pressure (JSON, < 2 KB;    PLC files of assets whose
                           ``pipeline.features.plc_baseline``)       nameplate lacks it
+``audio-baseline``        learned healthy shaft-harmonic levels     audio clips only
+                          (JSON, < 1 KB;
+                          ``pipeline.features.audio_baseline``)
 ========================  =======================================  =========================
 
 Before, one JSON value held everything, so a backlog that arrived out of order (thousands of
@@ -20,7 +23,7 @@ held lines) was decoded and re-encoded on *every* line, and every audio clip re-
 77 KB thermal baseline: the cost of a line grew with the backlog (docs/benchmarks.md,
 "Backlog").
 
-``AssetState`` is plain Python: ``plc``, ``baseline`` and ``pressure`` load on first use through
+``AssetState`` is plain Python: ``plc``, ``baseline``, ``pressure`` and ``audio_baseline`` load on first use through
 loaders the Flink function supplies, and record that they were touched so only those are saved.
 """
 
@@ -144,15 +147,19 @@ class AssetState:
     plc_loader: Callable[[], str | None] | None = None
     baseline_loader: Callable[[], bytes | None] | None = None
     pressure_loader: Callable[[], str | None] | None = None
+    audio_baseline_loader: Callable[[], str | None] | None = None
     _plc: Any = None
     _plc_loaded: bool = False
     _baseline: Any = None
     _baseline_loaded: bool = False
     _pressure: Any = None
     _pressure_loaded: bool = False
+    _audio_baseline: Any = None
+    _audio_baseline_loaded: bool = False
     plc_touched: bool = False
     baseline_touched: bool = False
     pressure_touched: bool = False
+    audio_baseline_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
     regions_moved: bool = False  # its last thermal frame was read through registered / proposed boxes (memory only)
     region_check: RegionCheck | None = None  # when its thermal region boxes were last checked (memory only)
@@ -210,6 +217,28 @@ class AssetState:
     def pressure(self, value: Any) -> None:
         self._pressure, self._pressure_loaded, self.pressure_touched = value, True, True
 
+    @property
+    def audio_baseline(self) -> Any:
+        """``pipeline.features.audio_baseline.AudioBaseline`` of the asset, or None before its first clip."""
+        if not self._audio_baseline_loaded:
+            text = self.audio_baseline_loader() if self.audio_baseline_loader is not None else None
+            if text:
+                from pipeline.features.audio_baseline import AudioBaseline
+
+                self._audio_baseline = AudioBaseline.from_state(json.loads(text))
+            self._audio_baseline_loaded = True
+        self.audio_baseline_touched = True
+        return self._audio_baseline
+
+    @audio_baseline.setter
+    def audio_baseline(self, value: Any) -> None:
+        self._audio_baseline, self._audio_baseline_loaded, self.audio_baseline_touched = value, True, True
+
+    def audio_baseline_json(self) -> str | None:
+        if self._audio_baseline is None:
+            return None
+        return json.dumps(self._audio_baseline.to_state(), separators=(",", ":"))
+
     def pressure_json(self) -> str | None:
         return json.dumps(self._pressure.to_state(), separators=(",", ":")) if self._pressure is not None else None
 
@@ -220,7 +249,7 @@ class AssetState:
         return baseline_to_bytes(self._baseline) if self._baseline is not None else None
 
     def clear_touched(self) -> None:
-        self.plc_touched = self.baseline_touched = self.pressure_touched = False
+        self.plc_touched = self.baseline_touched = self.pressure_touched = self.audio_baseline_touched = False
 
     # ---- held lines
     def hold(self, sequence: str, epoch: int, seq: int, line: str, value: Any = None) -> None:
@@ -282,8 +311,10 @@ class AssetState:
         plc_loader: Callable[[], str | None] | None = None,
         baseline_loader: Callable[[], bytes | None] | None = None,
         pressure_loader: Callable[[], str | None] | None = None,
+        audio_baseline_loader: Callable[[], str | None] | None = None,
     ) -> AssetState:
-        state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader, pressure_loader=pressure_loader)
+        state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader, pressure_loader=pressure_loader,
+                    audio_baseline_loader=audio_baseline_loader)
         if held_lines is not None:
             state.held_lines = held_lines
         if order_json:
@@ -306,8 +337,8 @@ class AssetState:
     def copy_through_storage(self) -> AssetState:
         """A fresh state read back from what this one would store (tests: what Flink would restore)."""
         lines = MemoryHeldLines({k: self.held_lines.get(k) or "" for k in self.held_lines.keys()})
-        plc, raw, pressure = self.plc_json(), self.baseline_bytes(), self.pressure_json()
-        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw, lambda: pressure)
+        plc, raw, pressure, audio = self.plc_json(), self.baseline_bytes(), self.pressure_json(), self.audio_baseline_json()
+        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw, lambda: pressure, lambda: audio)
 
 
 def baseline_to_bytes(baseline: Any) -> bytes:

@@ -70,7 +70,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
     instance, whose ``open`` starts with an empty cache), so a line costs the decode of nothing
     and the encode of what it touched: the small order record always, the PLC buffer for PLC and
     alarm files (and the learned pressure baseline of an asset whose nameplate lacks it), the
-    thermal baseline for frames. File-system housekeeping (manifest index,
+    thermal baseline for frames, the learned healthy audio levels for clips. File-system housekeeping (manifest index,
     janitor, archive pruning) runs on a thread started in ``open``, never here.
     """
 
@@ -103,6 +103,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         # base64 text: byte[] state does not survive thread mode's converters (Object[] vs byte[])
         self.baseline_state = runtime_context.get_state(ValueStateDescriptor("thermal-baseline", Types.STRING()))
         self.pressure_state = runtime_context.get_state(ValueStateDescriptor("plc-pressure-baseline", Types.STRING()))
+        self.audio_baseline_state = runtime_context.get_state(ValueStateDescriptor("audio-baseline", Types.STRING()))
         self._cache: dict[str, AssetState] = {}
         self._timer_at: dict[str, int] = {}  # the earliest pending reorder timer per asset
         print(f"PHASE operator_ready {time.time():.3f}", flush=True)
@@ -115,7 +116,8 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         state = self._cache.get(key)
         if state is None:
             state = self._asset_state.load(self.order_state.value(), FlinkHeldLines(self.held_state),
-                                    self.plc_state.value, self._baseline_raw, self.pressure_state.value)
+                                    self.plc_state.value, self._baseline_raw, self.pressure_state.value,
+                                    self.audio_baseline_state.value)
             self._cache[key] = state
         return state
 
@@ -128,6 +130,8 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
             self.baseline_state.update(base64.b64encode(raw).decode("ascii") if raw is not None else None)
         if state.pressure_touched:
             self.pressure_state.update(state.pressure_json())
+        if state.audio_baseline_touched:
+            self.audio_baseline_state.update(state.audio_baseline_json())
         state.clear_touched()
 
     def process_element(self, value: str, ctx: Any):  # type: ignore[no-untyped-def]

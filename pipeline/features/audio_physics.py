@@ -27,7 +27,12 @@ microphone's gain; this vector does not see either:
    one common slip / speed-error deviation, with the BPFI +-1x and 2xBSF +-FTF sidebands;
    :func:`blind_comb` finds the best comb of any non-synchronous order (unknown bearings).
 
-:data:`AUDIO_VECTOR_NAMES` names the 79 float32 values (all finite). Bump
+7. **Against the machine's own healthy sound** (features v4). The six shaft-harmonic levels minus
+   the machine's learned healthy levels, and a flag (:mod:`pipeline.features.audio_baseline`;
+   zeros and flag 0 without a learned baseline).
+
+:data:`AUDIO_VECTOR_NAMES` names the 86 float32 values (all finite): the clip's 79
+(:data:`AUDIO_CLIP_NAMES`) and the seven baseline values. Bump
 ``pipeline.features.FEATURES_VERSION`` when they change.
 
 >>> sr = 16000; t = np.arange(sr) / sr
@@ -35,7 +40,7 @@ microphone's gain; this vector does not see either:
 >>> clip = tone + 0.01 * np.random.default_rng(0).standard_normal(sr)
 >>> v = audio_vector(clip, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> v.shape, abs(float(v[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")]) * 60 - 24.7) < 0.3
-((79,), True)
+((86,), True)
 >>> louder = audio_vector(clip * 4.0, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> bool(np.allclose(v, louder, atol=1e-3))
 True
@@ -55,6 +60,7 @@ from scipy.ndimage import median_filter
 from scipy.signal import resample_poly
 
 from pipeline.features.asset_profile import AssetProfile, as_profile
+from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, baseline_values
 
 SAMPLE_RATE = 16_000
 SEGMENT = SAMPLE_RATE
@@ -89,7 +95,7 @@ COMB_HARMONICS = 4
 COMB_DEVIATION = np.arange(-0.04, 0.0201, 0.002)
 BLIND_ORDERS = (1.5, 12.0, 0.01)
 
-AUDIO_VECTOR_NAMES: tuple[str, ...] = (
+AUDIO_CLIP_NAMES: tuple[str, ...] = (
     *(f"shaft.{k}x.prom" for k in range(1, N_SHAFT_HARMONICS + 1)),
     *(f"shaft.{k}x.level_db" for k in range(1, N_SHAFT_HARMONICS + 1)),
     "hum.prom", "hum.level_db",
@@ -105,6 +111,11 @@ AUDIO_VECTOR_NAMES: tuple[str, ...] = (
     "kurtogram.kurtosis_log", "kurtogram.center", "kurtogram.log2_bandwidth",
     "comb.bpfo", "comb.bpfi", "comb.bsf2", "comb.max", "comb.blind", "comb.blind_order",
 )
+#: The model input: the clip's 79 values, then its shaft-harmonic levels against the machine's
+#: learned healthy levels (:mod:`pipeline.features.audio_baseline`; zeros and ``baseline.available``
+#: 0 without one).
+AUDIO_VECTOR_NAMES: tuple[str, ...] = AUDIO_CLIP_NAMES + AUDIO_BASELINE_NAMES
+_LEVEL_INDEX = np.array([AUDIO_CLIP_NAMES.index(n) for n in CLIP_LEVEL_NAMES])
 
 
 class AudioInputError(ValueError):
@@ -346,7 +357,7 @@ def kurtogram_bands() -> tuple[tuple[float, float], ...]:
 
 
 #: Entries of the vector that are log prominences (clipped to ``PROM_CLIP`` by ``finish_audio_vector``).
-_PROM_INDEX = np.array([i for i, name in enumerate(AUDIO_VECTOR_NAMES)
+_PROM_INDEX = np.array([i for i, name in enumerate(AUDIO_CLIP_NAMES)
                         if name.endswith(".prom") or name.startswith("env.") and ".h" in name], dtype=np.int64)
 _KURTOGRAM_BANDS = kurtogram_bands()
 
@@ -564,36 +575,48 @@ def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetPr
     return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
 
 
-def finish_audio_vector(vec: np.ndarray) -> np.ndarray:
-    """A raw vector (one segment's, or the median of several) as the model reads it: prominences
-    clipped to :data:`PROM_CLIP`, non-finite values 0, float32."""
-    out = np.array(vec, dtype=np.float64)
+def finish_audio_vector(vec: np.ndarray, baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """A raw vector (one segment's 79 values, or the median of several) as the model reads it:
+    prominences clipped to :data:`PROM_CLIP`, non-finite values 0, then the seven baseline values
+    against ``baseline_db`` (the machine's learned healthy levels, or None), float32 ``(86,)``."""
+    out = np.array(vec, dtype=np.float64)[: len(AUDIO_CLIP_NAMES)]
     out[_PROM_INDEX] = np.clip(out[_PROM_INDEX], *PROM_CLIP)
-    return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    clip = np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    return np.concatenate([clip, baseline_values(clip[_LEVEL_INDEX], baseline_db)])
+
+
+def clip_levels(vector: np.ndarray) -> np.ndarray:
+    """The six shaft-harmonic levels (dB over the clip's RMS) of an audio vector: what
+    :class:`~pipeline.features.audio_baseline.AudioBaseline` learns from."""
+    return np.asarray(vector)[_LEVEL_INDEX].astype(np.float64)
 
 
 def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
-                          shaft_hz: float | None = None, raw: bool = False) -> np.ndarray:
-    """``(k, 79)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
+                          shaft_hz: float | None = None, raw: bool = False,
+                          baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """``(k, 86)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
     :func:`segments`), each one as :func:`audio_vector` gives it for that second alone
-    (``raw``: before :func:`finish_audio_vector`, what :func:`audio_vector` takes the median of).
-    A model can score every segment and combine its outputs (``linewatch inspect``)."""
+    (``raw``: ``(k, 79)`` before :func:`finish_audio_vector`, what :func:`audio_vector` takes the
+    median of). A model can score every segment and combine its outputs (``linewatch inspect``)."""
     x = resample_to_16k(samples, sample_rate)
     if not np.all(np.isfinite(x)):
         raise AudioInputError("the clip holds NaN or infinite samples")
     profile = as_profile(asset)
     parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in segments(x)])
-    return parts if raw else np.stack([finish_audio_vector(v) for v in parts])
+    return parts if raw else np.stack([finish_audio_vector(v, baseline_db) for v in parts])
 
 
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
-                 shaft_hz: float | None = None) -> np.ndarray:
-    """``float32 (79,)`` physics-normalised model input of one clip (see the module docstring).
+                 shaft_hz: float | None = None,
+                 baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """``float32 (86,)`` physics-normalised model input of one clip (see the module docstring).
 
     ``asset``: an :class:`~pipeline.features.asset_profile.AssetProfile`, an ``assets.json`` entry or
     ``AssetInfo`` (None: no speed or bearing knowledge; the speed is searched in 8-65 Hz).
     ``shaft_hz``: a measured running speed (e.g. PLC ``speed_rpm`` / 60) to search around.
+    ``baseline_db``: the machine's learned healthy shaft-harmonic levels
+    (:class:`~pipeline.features.audio_baseline.AudioBaseline`), or None.
     Raises :class:`AudioInputError` for clips that cannot be scored (too short, silent).
     """
     vec = median_over_segments(samples, sample_rate, as_profile(asset), shaft_hz, _segment_vector)
-    return finish_audio_vector(vec)
+    return finish_audio_vector(vec, baseline_db)

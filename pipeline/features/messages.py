@@ -11,7 +11,7 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 >>> msg = thermal_features_message("PMP-01", "pump", 1_000, np.full((120, 160), 30000, np.uint16),
 ...                                source="thermal/frames/PMP-01/a.tiff", ingest_time_ms=1_005)
 >>> msg.features_version, msg.frame.dtype.name, msg.frame.shape, round(msg.stats["max_c"], 2), msg.vector.shape
-(3, 'float16', (120, 160), 26.85, (69,))
+(4, 'float16', (120, 160), 26.85, (69,))
 """
 
 from __future__ import annotations
@@ -115,14 +115,18 @@ def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,
                            sample_rate: int = 16_000, asset: object = None, shaft_hz: float | None = None,
-                           source: str = "", ingest_time_ms: int = 0) -> AudioFeatures:
+                           source: str = "", ingest_time_ms: int = 0,
+                           baseline_db: tuple[float, ...] | None = None) -> AudioFeatures:
     """``AudioFeatures`` of one clip: statistics, the float32 log-mel spectrogram and ``vector``.
 
     The log-mel and statistics describe the clip at 16 kHz (other rates are resampled);
-    ``shaft_hz`` (a measured running speed, e.g. PLC ``speed_rpm`` / 60) narrows the speed search.
+    ``shaft_hz`` (a measured running speed, e.g. PLC ``speed_rpm`` / 60) narrows the speed search;
+    ``baseline_db``: the machine's learned healthy shaft-harmonic levels
+    (:mod:`pipeline.features.audio_baseline`; the job's), read into the vector's last seven values.
     """
     x = resample_to_16k(samples, sample_rate)
     mel, stats = audio_features(x, 16_000, asset, shaft_hz)
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
-                         ingest_time_ms=ingest_time_ms, vector=audio_vector(x, 16_000, asset, shaft_hz))
+                         ingest_time_ms=ingest_time_ms,
+                         vector=audio_vector(x, 16_000, asset, shaft_hz, baseline_db))

@@ -1,4 +1,10 @@
-"""Audio clips: WAV → checks → log-mel spectrogram and acoustic statistics."""
+"""Audio clips: WAV → checks → log-mel spectrogram, acoustic statistics and the model-input vector.
+
+Each asset learns its healthy shaft-harmonic levels from its first clips
+(:mod:`pipeline.features.audio_baseline`, kept in the asset's state, then frozen); every clip's
+vector reads its levels against what was learned *before* it (zeros and ``baseline.available`` 0
+until then).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,32 @@ import time
 from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_wav
+from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
+from pipeline.features.audio_physics import clip_levels
 from pipeline.features.messages import audio_features_message
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import check_clip
+
+
+def audio_baseline(ctx: HandlerContext, state: AssetState, asset_id: str, out: StepOutput) -> AudioBaseline | None:
+    """The asset's audio-baseline learner (None when learning is off); reset once when the
+    operator's ``audio_baseline_relearn`` generation of the asset changed."""
+    flink = ctx.spec.flink
+    generation = flink.audio_baseline_relearn.get(asset_id, 0)
+    if flink.audio_baseline_clips <= 0:
+        return None
+    rules = AudioBaselineRules(clips=flink.audio_baseline_clips, min_gap_ms=round(flink.audio_baseline_gap_s * 1000))
+    learner: AudioBaseline | None = state.audio_baseline
+    if learner is None:
+        learner = state.audio_baseline = AudioBaseline(rules, generation=generation)
+    elif (learner.rules.clips, learner.rules.min_gap_ms) != (rules.clips, rules.min_gap_ms):
+        learner.rules = rules  # the setting changed since the state was written
+    if learner.generation != generation:
+        learner.reset()
+        learner.generation = generation
+        out.count("audio_baseline_reset")
+    return learner
 
 
 def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
@@ -24,7 +52,11 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
         return
     state.last_ms["audio"] = entry.event_time_ms
+    learner = audio_baseline(ctx, state, blob.asset_id, out)
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
-                                 asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000))
+                                 asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
+                                 baseline_db=learner.levels_db if learner is not None else None)
+    if learner is not None and not learner.learned and learner.observe(clip_levels(msg.vector), entry.event_time_ms):
+        out.count("audio_baseline_learned")
     out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.audio")

@@ -280,7 +280,7 @@ def test_drift_workers_for_every_shipped_modality(redis_client: redis.Redis, str
     assert {w.config.group for w in workers if w.config.role.startswith("shadow")} == {"shadow"}
     for w in workers:
         if w.config.role.startswith("shadow."):
-            x = np.zeros((2, {"plc": 45, "thermal": 69, "audio": 79}[w.config.role.split(".")[1]]), np.float32)
+            x = np.zeros((2, {"plc": 45, "thermal": 69, "audio": 86}[w.config.role.split(".")[1]]), np.float32)
             assert w.handler.teacher.predict(x).shape == (2, 6)  # type: ignore[attr-defined]
 
 

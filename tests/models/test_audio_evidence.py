@@ -43,7 +43,7 @@ def test_segment_vectors_are_each_seconds_vector_and_their_median_is_the_clip_ve
     x = np.concatenate([_tone(1.0, 1), _tone(1.0, 2), 3.0 * _tone(1.0, 3)])
     raw = audio_segment_vectors(x, 16_000, raw=True)
     seg = audio_segment_vectors(x, 16_000)
-    assert raw.shape == seg.shape == (3, 79) and seg.dtype == np.float32
+    assert raw.shape == (3, 79) and seg.shape == (3, 86) and seg.dtype == np.float32
     np.testing.assert_array_equal(audio_vector(x, 16_000), finish_audio_vector(np.median(raw, axis=0)))
     np.testing.assert_array_equal(seg[1], audio_vector(x[16_000:32_000], 16_000))
     assert not np.array_equal(seg[0], seg[1])

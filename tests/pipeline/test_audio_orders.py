@@ -64,4 +64,4 @@ def test_domain_dataset_renders_an_extra_audio_input_on_the_same_clips() -> None
     extra = build_domain_dataset(1, n_assets=6, seed=3, workers=1, audio_extra=order_spectra)
     assert plain.audio_extra is None and extra.audio_extra is not None
     assert extra.audio_extra.shape == (extra.n, ORDER_SPECTRA_SIZE)
-    np.testing.assert_array_equal(plain.audio, extra.audio)  # the 79 values do not change
+    np.testing.assert_array_equal(plain.audio, extra.audio)  # the audio vectors do not change

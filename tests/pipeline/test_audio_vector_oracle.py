@@ -1,4 +1,5 @@
-"""The fast audio vector is the v3 audio vector, bit for bit.
+"""The fast audio vector's first 79 values are the v3 audio vector, bit for bit (features v4 only
+appended the seven baseline values, zeros without a learned baseline).
 
 ``pipeline.features.audio_physics`` was rewritten for speed (cached windows and frequency masks,
 the 53 band envelopes of a segment in one batched inverse FFT per transform length, the comb
@@ -29,8 +30,9 @@ SR = 16_000
 
 
 def _same(clip: np.ndarray, rate: int, asset: object, shaft_hz: float | None = None) -> None:
-    new = audio_vector(clip, rate, asset, shaft_hz)
-    old = v3.audio_vector(clip, rate, asset, shaft_hz)
+    full = audio_vector(clip, rate, asset, shaft_hz)
+    assert full.shape == (86,) and not full[79:].any()
+    new, old = full[:79], v3.audio_vector(clip, rate, asset, shaft_hz)
     assert new.dtype == old.dtype and new.shape == old.shape
     differ = np.flatnonzero(new.view(np.uint32) != old.view(np.uint32))
     assert differ.size == 0, [(v3.AUDIO_VECTOR_NAMES[i], float(old[i]), float(new[i])) for i in differ]

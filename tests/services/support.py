@@ -28,7 +28,7 @@ from linewatch.streaming import StreamWorker
 REPO = Path(__file__).resolve().parents[2]
 CLASSES = ["normal", "bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation"]
 #: Length of the model-input ``vector`` the shipped models read (features v3: pipeline.features).
-SHAPES = {"plc": (45,), "thermal": (69,), "audio": (79,)}
+SHAPES = {"plc": (45,), "thermal": (69,), "audio": (86,)}
 
 
 def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type: str = "pump",
