@@ -42,12 +42,14 @@ def save_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:
     info = np.asarray(json.dumps({"domain": ds.domain, "seed": ds.seed, "classes": list(ds.classes)}))
     if not split_modalities:
         path = out / f"data_{name}.npz"
-        np.savez_compressed(path, meta=info, plc=ds.plc, thermal=ds.thermal, audio=ds.audio, **meta)
+        extra = {"audio_baseline": ds.audio_baseline} if ds.audio_baseline is not None else {}
+        np.savez_compressed(path, meta=info, plc=ds.plc, thermal=ds.thermal, audio=ds.audio, **meta, **extra)
         return [path]
     paths = []
     for m in ("audio", "thermal"):
         paths.append(out / f"data_{name}_{m}.npz")
-        np.savez_compressed(paths[-1], **{m: getattr(ds, m)})
+        extra = {"audio_baseline": ds.audio_baseline} if m == "audio" and ds.audio_baseline is not None else {}
+        np.savez_compressed(paths[-1], **{m: getattr(ds, m)}, **extra)
     paths.append(out / f"data_{name}_plc_meta.npz")
     np.savez_compressed(paths[-1], meta=info, plc=ds.plc, **meta)
     return paths

@@ -12,11 +12,15 @@ optional fields missing on some machines), a running thermal baseline on part of
 (``baseline_share``; half of those baselines show the same fault, as after a fault that was
 already there when the baseline formed), and the PLC's measured speed as a hint for the audio
 speed search on part of the clips (``speed_hint_share``), as ``linewatch inspect`` gets it when a
-PLC file of the machine comes along.
+PLC file of the machine comes along. Part of the clips (``audio_baseline_share``) are read against
+their machine's learned healthy sound (:mod:`pipeline.features.audio_baseline`), as the job reads
+every clip after commissioning: a learner fed the machine's own healthy clips at other operating
+points, or (``audio_chronic_share`` of the faulty ones) clips that already carry a milder form of
+the same fault, as on a machine that was faulty when its baseline was learnt.
 
 >>> ds = build_domain_dataset(1, n_assets=6, seed=3, workers=1)
 >>> ds.n, ds.audio.shape[1], ds.thermal.shape[1], ds.plc.shape[1], len(set(ds.groups))
-(6, 79, 69, 45, 3)
+(6, 86, 69, 45, 3)
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class DomainDataset:
     logmel: np.ndarray | None = None
     frames: np.ndarray | None = None
     audio_extra: np.ndarray | None = None
+    audio_baseline: np.ndarray | None = None  #: per sample: 0 no audio baseline, 1 healthy, 2 learnt while faulty
 
     @property
     def n(self) -> int:
@@ -150,16 +155,50 @@ def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng
     return renderer.render(other, ("thermal",)).frame
 
 
-def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None]
+def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, points: list[DomainSampleSpec],
+                           profile: AssetProfile, rng: np.random.Generator, clips: int, index0: int,
+                           fault_scale: float = 0.0) -> tuple[float, ...] | None:
+    """What the job's :class:`~pipeline.features.audio_baseline.AudioBaseline` learns on ``spec``'s
+    machine from ``clips`` clips, each at the operating point of one of ``points`` (the machine's
+    drawn samples: load, drive speed, microphone), healthy (``fault_scale`` 0) or carrying
+    ``spec``'s fault at ``fault_scale`` x its severity; featurised as the job does (no speed hint),
+    learnt by the job's rules (None when too few clips pass them). The clips are samples
+    ``index0``, ``index0 + 1``... (their own noise)."""
+    from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
+    from pipeline.features.audio_physics import AudioInputError, clip_levels
+
+    learner = AudioBaseline(AudioBaselineRules(clips=clips, min_gap_ms=0))
+    faulty = fault_scale > 0 and spec.fault != "normal"
+    for k in range(2 * clips):  # a clip that cannot be featurised is replaced, up to 2x the period
+        point = points[int(rng.integers(len(points)))]
+        other = replace(point, index=index0 + k, drift="none", drift_level=0.0,
+                        fault=spec.fault if faulty else "normal",
+                        physical_fault=spec.physical_fault if faulty else "normal",
+                        severity=spec.severity * fault_scale if faulty else 0.0, variant=spec.variant if faulty else "")
+        clip = renderer.render(other, ("audio",)).clip.astype(np.float32) / 32768.0
+        try:
+            levels = clip_levels(audio_vector(clip, 16_000, profile))
+        except AudioInputError:
+            continue
+        if learner.observe(levels, event_ms=k):
+            return learner.levels_db
+    return None
+
+
+def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int]
                   ) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
-    domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra = args
+    (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
-    rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra")}
+    rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
+                                             "audio_base")}
+    healthy_levels: dict[int, tuple[float, ...] | None] = {}
+    machine_points: dict[int, list[DomainSampleSpec]] = {}
     for i in indices:
         spec = specs[i]
         sample = renderer.render(spec)
@@ -175,7 +214,25 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
         if rng.random() < hint_share:
             speed = sample.plc.values[:, 1]
             hint = float(np.median(speed)) / 60.0 if np.isfinite(speed).any() else None
-        rows["audio"].append(audio_vector(clip, 16_000, profile, hint))
+        base_rng = make_rng(seed, "domain-audio-baseline", domain_name, i)  # its own stream: v3 draws unchanged
+        levels, kind = None, 0
+        if base_rng.random() < audio_baseline_share:
+            if spec.asset_index not in machine_points:
+                machine_points[spec.asset_index] = [s for s in specs if s.asset_index == spec.asset_index]
+            points = machine_points[spec.asset_index]
+            if spec.fault != "normal" and base_rng.random() < audio_chronic_share:
+                levels = learned_audio_baseline(renderer, spec, points, profile, base_rng, max(2, audio_baseline_clips // 4),
+                                                60_000_000 + i * 100, float(base_rng.uniform(0.5, 1.0)))
+                kind = 2
+            else:
+                if spec.asset_index not in healthy_levels:
+                    machine_rng = make_rng(seed, "domain-audio-baseline-machine", domain_name, spec.asset_index)
+                    healthy_levels[spec.asset_index] = learned_audio_baseline(
+                        renderer, spec, points, profile, machine_rng, audio_baseline_clips,
+                        90_000_000 + spec.asset_index * 100)
+                levels, kind = healthy_levels[spec.asset_index], 1
+        rows["audio"].append(audio_vector(clip, 16_000, profile, hint, levels))
+        rows["audio_base"].append(kind if levels is not None else 0)
         if audio_extra is not None:
             rows["extra"].append(audio_extra(clip, 16_000, profile, hint))
         rows["shaft"].append(sample.shaft_hz)
@@ -187,6 +244,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
             factors = (IMAGE_SHAPE[0] / norm.shape[0], IMAGE_SHAPE[1] / norm.shape[1])
             rows["frames"].append(zoom(norm, factors, order=1)[: IMAGE_SHAPE[0], : IMAGE_SHAPE[1]].astype(np.float16))
     out = {k: np.stack(v) for k, v in rows.items() if v}
+    out["audio_base"] = np.asarray(rows["audio_base"], np.int8)
     out["index"] = np.asarray(indices, np.int64)
     return out
 
@@ -209,8 +267,15 @@ def _chunks(specs: list, per_chunk: int) -> Iterator[list[int]]:
 def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int = 0, domain: str = "train",
                          workers: int = 1, progress: bool = False, baseline_share: float = 0.4,
                          speed_hint_share: float = 0.3, images: bool = False,
-                         audio_extra: AudioExtra | None = None) -> DomainDataset:
+                         audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
+                         audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
+
+    ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
+    ``audio_chronic_share`` of the faulty ones against a baseline learnt while the fault was there
+    (0.5-1.0x its severity, a quarter of the learning period); the rest healthy, learnt over
+    ``audio_baseline_clips`` clips. ``DomainDataset.audio_baseline`` says which: 0 none, 1 healthy,
+    2 chronic.
 
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
@@ -222,8 +287,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
-    tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra)
-             for c in _chunks(specs, 64)]
+    tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
+              audio_baseline_share, audio_chronic_share, audio_baseline_clips) for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
     if workers <= 1:
@@ -250,7 +315,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         groups=np.array([s.asset_id for s in specs]), asset_types=np.array([s.asset_type for s in specs]),
         variants=np.array([s.variant for s in specs]), drifts=np.array([s.drift for s in specs]),
         shaft_hz=cat("shaft").astype(np.float32), plc=cat("plc"), thermal=cat("thermal"), audio=cat("audio"),
-        logmel=cat("logmel"), frames=cat("frames"), audio_extra=cat("extra"))
+        logmel=cat("logmel"), frames=cat("frames"), audio_extra=cat("extra"), audio_baseline=cat("audio_base"))
 
 
 def load_run_data(run: Path) -> tuple[DomainDataset, DomainDataset]:
