@@ -5,8 +5,9 @@
 
 ``--data`` holds what ``scripts/train_gpu.py`` writes (``data_train_*.npz``, ``data_unseen.npz``);
 ``--train FILE [--unseen FILE]`` takes :meth:`DomainDataset.save` files instead (e.g. from
-``scripts/render_plc_data.py``). The data must be the registered model's (its card's dataset
-digest is checked); the grouped split is recomputed from the card's training config. Per
+``scripts/render_plc_data.py``). The data must be the registered model's (checked by
+``models.data.trained_on``: its card's dataset digest, or equal up to float rounding); the grouped
+split is recomputed from the card's training config. Per
 modality (``models.training.recalibrate``): the validation budget is chosen by grouped
 cross-validation over the validation machines (held-out FPR as served ≤ target − margin), the
 class shifts and temperature are refitted on validation and appended to the student files, the
@@ -50,6 +51,7 @@ def main() -> None:
     import torch
 
     from models.data.samples import grouped_split_indices
+    from models.data.trained_on import DataMismatchError, check_trained_on
     from models.export.onnx_export import ort_logits, ort_session
     from models.registry import ModelRegistry
     from models.training.recalibrate import choose_modality_budget, fit_head, publish_recalibrated
@@ -60,8 +62,10 @@ def main() -> None:
     for m in [s.strip() for s in args.modalities.split(",") if s.strip()]:
         card = registry.load_card(m)
         data = train.samples(m)
-        if data.digest() != card.dataset["digest"]:
-            raise SystemExit(f"{m}: the data is not what {card.version} was trained on (dataset digest differs)")
+        try:
+            check_trained_on(data, card, registry.version_dir(m, card.version))
+        except DataMismatchError as e:
+            raise SystemExit(str(e)) from None
         cfg = card.training["config"]
         idx = grouped_split_indices(data.groups, cfg["val_fraction"], cfg["test_fraction"], cfg["seed"])
         from models.data.samples import Split

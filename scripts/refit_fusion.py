@@ -6,8 +6,8 @@
 Run it whenever a modality's serving model changes (a new audio model, a re-calibration): the
 fusion's weights, offsets and normal prior are fitted to the models' validation probabilities.
 ``DIR`` holds what ``scripts/train_gpu.py`` writes (the v4 dataset: ``data_train_*.npz``,
-``data_unseen.npz``); every modality's data is checked against its card's dataset digest and the
-grouped split is recomputed from the card's training config. The fused budget is the largest of
+``data_unseen.npz``); every modality's data is checked against its card's training data
+(``models.data.trained_on``: the dataset digest, or up to float rounding) and the grouped split is recomputed from the card's training config. The fused budget is the largest of
 ``models.training.crossval.BUDGET_GRID`` whose held-out healthy FPR (every modality present, folds
 of validation machines) is ≤ target − margin (``models.fusion.crossval``); ``--budget`` skips the
 search. Then ``models.fusion.report.fit_and_report_fusion`` fits on the whole validation split,
@@ -37,6 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     from models.data.domain_data import load_run_data
     from models.data.samples import grouped_split_indices
+    from models.data.trained_on import DataMismatchError, check_trained_on
     from models.fusion.crossval import choose_fusion_budget
     from models.fusion.report import (
         CLASSES_IMPOSSIBLE,
@@ -52,8 +53,13 @@ def main() -> None:
     configs = []
     for m in ("plc", "thermal", "audio"):
         card = registry.load_card(m)
-        if train.samples(m).digest() != card.dataset["digest"]:
-            raise SystemExit(f"{m}: the data is not what {card.version} was trained on (dataset digest differs)")
+        try:
+            how = check_trained_on(train.samples(m), card, registry.version_dir(m, card.version))
+        except DataMismatchError as e:
+            raise SystemExit(str(e)) from None
+        if how != "digest":
+            print(f"{m}: the data is {card.version}'s training data up to float rounding (digest differs, "
+                  f"every reference row found)", flush=True)
         configs.append(tuple(card.training["config"][k] for k in ("val_fraction", "test_fraction", "seed")))
     if len(set(configs)) != 1:
         raise SystemExit("the modalities were trained on different splits: fusion needs one split")

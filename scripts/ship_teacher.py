@@ -94,10 +94,10 @@ def main() -> None:
         card.teacher["onnx_metrics"] = metrics
         card.teacher["shadow"] = {
             "file": path.name, "role": "teacher_fp32",
-            "reproduced_from": (f"scripts/train_gpu.py re-run of the v4 recipe (same data seed and split, teacher "
-                                f"wall-time limit 150 s; best epoch restored as in the shipped run); the run's "
-                                f"student equals the registered student.fp32.onnx within {student_diff:.1e} "
-                                "(max |logit|) on the reference sample"),
+            "reproduced_from": (f"scripts/train_gpu.py run {args.gpu_run.name!r} (data seed and grouped split of the "
+                                f"card; teacher trained {bundle.fits['teacher'].epochs_run if bundle.fits.get('teacher') else '?'} "
+                                f"epochs, best epoch restored); the run's student equals the registered "
+                                f"student.fp32.onnx within {student_diff:.1e} (max |logit|) on the reference sample"),
             "student_vs_teacher": agreement,
             "note": "disagreement = argmax of the serving INT8 student != argmax of the teacher (raw, unmasked), "
                     "the error stream of the label-free shadow monitor",
