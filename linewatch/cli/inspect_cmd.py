@@ -23,6 +23,10 @@ def inspect(
     registry: Path | None = typer.Option(None, "--registry", file_okay=False,
                                          help="Model registry (default: the shipped models/default)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: one record per file, fused verdicts inside."),
+    healthy_audio: list[Path] = typer.Option([], "--healthy-audio", exists=True, dir_okay=False,
+                                             help="A WAV of the same machine recorded when it was healthy (e.g. at "
+                                             "commissioning; repeatable): its clips are read against it, which is "
+                                             "how audio tells an imbalance from a machine that is loud anyway."),
 ) -> None:
     """Score recorded files and print per-file class probabilities and, for several modalities of
     one machine, the fused verdict.
@@ -37,8 +41,8 @@ def inspect(
     try:
         profiles = load_assets(assets)
         inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
-        results, verdicts = inspector.score(list(files), asset)
-    except (InspectInputError, LookupError) as exc:
+        results, verdicts = inspector.score(list(files), asset, list(healthy_audio))
+    except (InspectInputError, LookupError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     fused = {v.asset_id: v for v in verdicts}

@@ -222,12 +222,33 @@ class Inspector:
         result.windows = len(inputs)
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
 
-    def score(self, paths: list[Path], asset_id: str | None = None) -> tuple[list[FileResult], list[AssetVerdict]]:
-        """Score every file; fuse per machine where several modalities are present."""
+    def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, tuple[float, ...]]:
+        """Per machine, the healthy shaft-harmonic levels of recordings made when it was healthy
+        (``--healthy-audio``): the median over every 1 s segment of its files, as the job learns
+        them (:mod:`pipeline.features.audio_baseline`). The machine of a file is ``asset_id`` or its
+        name's."""
+        from pipeline.features.audio_physics import audio_segment_vectors, clip_levels
+
+        levels: dict[str, list[np.ndarray]] = defaultdict(list)
+        for path in healthy:
+            aid = asset_id or self.asset_of(Path(path))
+            if not aid:
+                raise InspectInputError(f"{path}: no machine id for a healthy recording (use --asset or "
+                                        "<ASSET>-<stamp> file names)")
+            x, rate = read_wav(Path(path))
+            levels[aid] += [clip_levels(v) for v in audio_segment_vectors(x, rate, self.profile(aid, []))]
+        return {aid: tuple(float(v) for v in np.median(np.stack(rows), axis=0)) for aid, rows in levels.items()}
+
+    def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None
+              ) -> tuple[list[FileResult], list[AssetVerdict]]:
+        """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
+        WAV recordings of the same machines when healthy, which its clips are read against."""
         from pipeline.features.messages import (
             audio_features_message,
             thermal_message_any_unit,
         )
+
+        baselines = self.audio_baselines(healthy_audio or [], asset_id)
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
@@ -255,7 +276,12 @@ class Inspector:
                     if modality == "audio":
                         x, rate = read_wav(path)
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
-                                                     shaft_hz=speed_hint.get(aid), source=str(path))
+                                                     shaft_hz=speed_hint.get(aid), source=str(path),
+                                                     baseline_db=baselines.get(aid))
+                        if aid not in baselines and aid in self.assets:
+                            result.warnings.append("read without the machine's healthy sound: audio does not name "
+                                                   "imbalance from one recording (give one made when it was healthy "
+                                                   "with --healthy-audio)")
                     else:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
                                                        source=str(path), warnings=result.warnings)

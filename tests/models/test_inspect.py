@@ -132,3 +132,18 @@ def test_cli_table_and_unknown_machine(plant) -> None:
     assert result.exit_code == 0, result.output
     assert "cavitation" in result.stdout or "normal" in result.stdout
     assert "not in assets.json" in result.stderr
+
+
+def test_a_healthy_recording_of_the_machine_lets_audio_name_an_imbalance(plant) -> None:
+    """Audio reads a clip against the machine's healthy sound when ``--healthy-audio`` gives one."""
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["imbalance"][0]
+    alone, _ = inspector.score([wav])
+    against, _ = inspector.score([wav], healthy_audio=[cases["normal"][0]])
+    assert any("--healthy-audio" in w for w in alone[0].warnings)
+    assert not any("--healthy-audio" in w for w in against[0].warnings)
+    assert against[0].label == "imbalance", against[0].probabilities
+    assert against[0].probabilities["imbalance"] > alone[0].probabilities["imbalance"]
+    healthy, _ = inspector.score([cases["normal"][0]], healthy_audio=[cases["normal"][0]])
+    assert healthy[0].label == "normal", healthy[0].probabilities
