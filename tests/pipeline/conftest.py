@@ -83,6 +83,19 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, job: In
     pytest.fail(f"timed out after {timeout_s}s waiting for {what}" + (f"\n{job.log_tail(2000)}" if job else ""))
 
 
+def kill_after_a_checkpoint(job: IngestJob, checkpoints: Path, condition: Callable[[], bool], what: str) -> None:
+    """Run ``job`` until ``condition`` (``what``), then until a checkpoint newer than that moment, then
+    kill it (no clean shutdown: only the checkpoint keeps its state)."""
+    from pipeline.runner import latest_checkpoint
+
+    try:
+        wait_for(condition, 120, what, job)
+        at = latest_checkpoint(checkpoints)
+        wait_for(lambda: latest_checkpoint(checkpoints) not in (None, at), 60, f"a checkpoint after {what}", job)
+    finally:
+        job.kill()
+
+
 def read_stream(client: redis.Redis, stream: str) -> list[tuple[str, object]]:
     """Every entry of ``stream`` decoded: ``[(entry id, message), ...]``."""
     return [(eid.decode(), decode_message(fields)) for eid, fields in client.xrange(stream)]

@@ -14,8 +14,7 @@ import redis
 
 from linewatch.contract import StreamNames
 from pipeline.landing import ManifestWriter
-from pipeline.runner import latest_checkpoint
-from tests.pipeline.conftest import feature_entries, make_job, wait_for, wav_bytes
+from tests.pipeline.conftest import feature_entries, kill_after_a_checkpoint, make_job, wait_for, wav_bytes
 from tests.pipeline.test_audio_baseline import AVAILABLE, DELTA_1X, motor_clip
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
@@ -49,14 +48,9 @@ def test_the_learned_audio_baseline_survives_a_restore_and_reaches_the_model_inp
     for k in range(4):
         publish(k)
     first.start()
-    try:
-        wait_for(lambda: int(ingest_redis.hget(stats, "audio_baseline_learned") or 0) == 1, 120,
-                 "the asset to learn its healthy sound", first)
-        learned_at = latest_checkpoint(work / "checkpoints")
-        wait_for(lambda: latest_checkpoint(work / "checkpoints") not in (None, learned_at), 60,
-                 "a checkpoint after the learning", first)
-    finally:
-        first.kill()  # no clean shutdown: only the checkpoint keeps the state
+    kill_after_a_checkpoint(first, work / "checkpoints",
+                            lambda: int(ingest_redis.hget(stats, "audio_baseline_learned") or 0) == 1,
+                            "the asset to learn its healthy sound")
     before = audio_vectors()
     assert len(before) == 4 and all(v[AVAILABLE] == 0.0 for v in before)  # the learning period: clips alone
 

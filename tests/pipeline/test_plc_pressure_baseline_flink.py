@@ -15,8 +15,7 @@ import redis
 from linewatch.contract import StreamNames
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.landing import ManifestWriter
-from pipeline.runner import latest_checkpoint
-from tests.pipeline.conftest import feature_entries, make_job, wait_for
+from tests.pipeline.conftest import feature_entries, kill_after_a_checkpoint, make_job, wait_for
 from tests.pipeline.test_plc_pressure_baseline import UNITS, _plc_csv
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
@@ -50,14 +49,9 @@ def test_the_learned_pressure_survives_a_restore_and_reaches_the_model_input(
     first = make_job(landing, prefix, work, redis_url, checkpoint_interval_ms=300, plc_pressure_baseline_windows=4)
     publish(0, 4.0)
     first.start()
-    try:
-        wait_for(lambda: int(ingest_redis.hget(stats, "plc_pressure_baseline_learned") or 0) == 1, 120,
-                 "the asset to learn its pressure", first)
-        learned_at = latest_checkpoint(work / "checkpoints")
-        wait_for(lambda: latest_checkpoint(work / "checkpoints") not in (None, learned_at), 60,
-                 "a checkpoint after the learning", first)
-    finally:
-        first.kill()  # no clean shutdown: only the checkpoint keeps the state
+    kill_after_a_checkpoint(first, work / "checkpoints",
+                            lambda: int(ingest_redis.hget(stats, "plc_pressure_baseline_learned") or 0) == 1,
+                            "the asset to learn its pressure")
     n_before = len(plc_vectors())
     flag, ratio = PLC_VECTOR_NAMES.index("flag.pressure_nominal_known"), PLC_VECTOR_NAMES.index(
         "pressure.mean_over_nominal")
