@@ -13,8 +13,8 @@ state                     content                                   read / writt
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
 ``plc-pressure-baseline`` learned running pressure (JSON, < 2 KB;    PLC files of assets whose
                           ``pipeline.features.plc_baseline``)       nameplate lacks it
-``audio-baseline``        learned healthy shaft-harmonic levels     audio clips only
-                          (JSON, < 1 KB;
+``audio-baseline``        learned healthy shaft-harmonic levels     read by audio clips, written
+                          (JSON, < 1 KB;                            only while the asset learns
                           ``pipeline.features.audio_baseline``)
 ========================  =======================================  =========================
 
@@ -219,7 +219,10 @@ class AssetState:
 
     @property
     def audio_baseline(self) -> Any:
-        """``pipeline.features.audio_baseline.AudioBaseline`` of the asset, or None before its first clip."""
+        """``pipeline.features.audio_baseline.AudioBaseline`` of the asset, or None before its first clip.
+
+        Unlike the parts above, reading it does not mark it for saving: a learned baseline is read by
+        every clip and never changes, so it is written only when assigned (after a change)."""
         if not self._audio_baseline_loaded:
             text = self.audio_baseline_loader() if self.audio_baseline_loader is not None else None
             if text:
@@ -227,7 +230,6 @@ class AssetState:
 
                 self._audio_baseline = AudioBaseline.from_state(json.loads(text))
             self._audio_baseline_loaded = True
-        self.audio_baseline_touched = True
         return self._audio_baseline
 
     @audio_baseline.setter

@@ -23,7 +23,8 @@ from pipeline.validation import check_clip
 
 def audio_baseline(ctx: HandlerContext, state: AssetState, asset_id: str, out: StepOutput) -> AudioBaseline | None:
     """The asset's audio-baseline learner (None when learning is off); reset once when the
-    operator's ``audio_baseline_relearn`` generation of the asset changed."""
+    operator's ``audio_baseline_relearn`` generation of the asset changed. A learner that changed
+    here is assigned back to the state (saved); a learned one that did not is only read."""
     flink = ctx.spec.flink
     generation = flink.audio_baseline_relearn.get(asset_id, 0)
     if flink.audio_baseline_clips <= 0:
@@ -32,11 +33,13 @@ def audio_baseline(ctx: HandlerContext, state: AssetState, asset_id: str, out: S
     learner: AudioBaseline | None = state.audio_baseline
     if learner is None:
         learner = state.audio_baseline = AudioBaseline(rules, generation=generation)
-    elif (learner.rules.clips, learner.rules.min_gap_ms) != (rules.clips, rules.min_gap_ms):
-        learner.rules = rules  # the setting changed since the state was written
+    elif learner.rules != rules:  # the setting changed since the state was written
+        learner.rules = rules
+        state.audio_baseline = learner
     if learner.generation != generation:
         learner.reset()
         learner.generation = generation
+        state.audio_baseline = learner
         out.count("audio_baseline_reset")
     return learner
 
@@ -56,7 +59,9 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
                                  asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
                                  baseline_db=learner.levels_db if learner is not None else None)
-    if learner is not None and not learner.learned and learner.observe(clip_levels(msg.vector), entry.event_time_ms):
-        out.count("audio_baseline_learned")
+    if learner is not None and not learner.learned:  # learning: every clip changes the learner
+        if learner.observe(clip_levels(msg.vector), entry.event_time_ms):
+            out.count("audio_baseline_learned")
+        state.audio_baseline = learner
     out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.audio")

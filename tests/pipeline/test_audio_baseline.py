@@ -75,12 +75,14 @@ def test_the_job_learns_each_asset_s_baseline_keeps_it_over_a_restore_and_relear
     rng = np.random.default_rng(1)
     t0 = (int(time.time()) - 3_600) * 1000
     state = {"s": AssetState()}
+    saved: list[bool] = []  # whether each clip marked the audio baseline for saving
 
     def ingest(k: int, one_x: float = 0.05, job: AssetIngestor = ingestor) -> tuple[np.ndarray, dict[str, int]]:
         at = t0 + 30_000 * k
         entry = writer.write_blob(f"audio/clips/MTR-A/{k}.wav", wav_bytes(motor_clip(rng, one_x)), "MTR-A", at)
         writer.publish([entry])
         out = job.on_line(entry.to_json(), state["s"], "MTR-A")
+        saved.append(state["s"].audio_baseline_touched)
         state["s"] = state["s"].copy_through_storage()  # what a checkpoint and restore keep
         vectors = [e.message.vector for e in out.entries if hasattr(e.message, "vector")]
         assert len(vectors) == 1, out
@@ -95,6 +97,7 @@ def test_the_job_learns_each_asset_s_baseline_keeps_it_over_a_restore_and_relear
     vector, counters = ingest(4, one_x=0.2)  # the machine goes out of balance: +12 dB at 1x
     assert vector[AVAILABLE] == 1.0 and vector[DELTA_1X] > 6.0 and "audio_baseline_learned" not in counters
     assert state["s"].audio_baseline.levels_db == learned.levels_db  # frozen: the fault is not learnt
+    assert saved == [True] * 4 + [False]  # written while learning, only read once learned
 
     # the operator asks MTR-A to learn again (after the repair): once, at its next clip
     relearn = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", audio_baseline_relearn={"MTR-A": 1},
