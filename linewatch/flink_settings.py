@@ -98,7 +98,7 @@ class FlinkSettings(BaseModel):
     audio_baseline_clips: int = Field(
         default=8, ge=0,
         description="Learning period of the per-asset healthy audio baseline, in accepted clips (at most one per "
-        "audio_baseline_gap_s, with a confident speed estimate): each asset learns the median of its shaft-harmonic "
+        "audio_baseline_gap_s): each asset learns the median of its shaft-harmonic "
         "levels once, at commissioning, and the audio model reads every later clip against it, which is how it tells "
         "an imbalance from a machine that is loud at 1x anyway (pipeline.features.audio_baseline, docs/features.md). "
         "Before it is learnt the model reads the clip alone. 0 turns learning off.",

@@ -7,7 +7,8 @@ Run it whenever a modality's serving model changes (a new audio model, a re-cali
 fusion's weights, offsets and normal prior are fitted to the models' validation probabilities.
 ``DIR`` holds what ``scripts/train_gpu.py`` writes (the v4 dataset: ``data_train_*.npz``,
 ``data_unseen.npz``); every modality's data is checked against its card's training data
-(``models.data.trained_on``: the dataset digest, or up to float rounding) and the grouped split is recomputed from the card's training config. The fused budget is the largest of
+(``models.data.trained_on``: the dataset digest, or up to float rounding) and the grouped split
+is recomputed from the card's training config. The fused budget is the largest of
 ``models.training.crossval.BUDGET_GRID`` whose held-out healthy FPR (every modality present, folds
 of validation machines) is ≤ target − margin (``models.fusion.crossval``); ``--budget`` skips the
 search. Then ``models.fusion.report.fit_and_report_fusion`` fits on the whole validation split,

@@ -92,12 +92,13 @@ def main() -> None:
         card.files["teacher_fp32"] = file_entry(vdir, path.name)
         card.teacher["onnx_parity"] = parity.to_dict()
         card.teacher["onnx_metrics"] = metrics
+        teacher_fit = bundle.fits.get("teacher")
         card.teacher["shadow"] = {
             "file": path.name, "role": "teacher_fp32",
             "reproduced_from": (f"scripts/train_gpu.py run {args.gpu_run.name!r} (data seed and grouped split of the "
-                                f"card; teacher trained {bundle.fits['teacher'].epochs_run if bundle.fits.get('teacher') else '?'} "
-                                f"epochs, best epoch restored); the run's student equals the registered "
-                                f"student.fp32.onnx within {student_diff:.1e} (max |logit|) on the reference sample"),
+                                f"card; teacher trained {teacher_fit.epochs_run if teacher_fit else '?'} epochs, best "
+                                f"epoch restored); the run's student equals the registered student.fp32.onnx within "
+                                f"{student_diff:.1e} (max |logit|) on the reference sample"),
             "student_vs_teacher": agreement,
             "note": "disagreement = argmax of the serving INT8 student != argmax of the teacher (raw, unmasked), "
                     "the error stream of the label-free shadow monitor",
