@@ -18,7 +18,12 @@ Audio is scored as the live line reads it after commissioning: every clip agains
 healthy levels learnt by the job's rules (``pipeline.features.audio_baseline``, 8 clips at other
 operating points; ``--audio-baseline-share``), and again with the seven baseline values zeroed,
 as a clip is read before its machine's baseline is learnt or as ``linewatch inspect`` reads a
-single file (``*_no_audio_baseline`` in the JSON; the first 79 values do not depend on it).
+single file (``*_no_audio_baseline`` in the JSON; the first 79 values do not depend on it). A
+clip without a baseline withholds imbalance (``models.withheld_classes``), as served;
+``--no-withholding`` scores the rule before it.
+
+    .venv/bin/python bench/bench_generalisation.py --per-class 600 --assets 300 --unseen-per-class 600 \
+        --unseen-assets 120 --latency-runs 20 --out bench/results/generalisation_large.json
 """
 
 from __future__ import annotations
@@ -57,26 +62,32 @@ def _evaluate(probs: np.ndarray, ds) -> dict:
             "_evaluation": e}
 
 
-def score(ds, registry, weights) -> dict:
+def score(ds, registry, weights, withholding: bool = True) -> dict:
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion.fit import fuse_arrays, restrict_arrays
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, possible_mask
+    from models.withheld_classes import drop_withheld_rows, withheld_rows
 
     possible = possible_mask(ds.asset_types, ds.classes)
     out: dict = {}
     probs: dict[str, dict[str, np.ndarray]] = {"int8": {}, "fp32": {}}
+    withheld: dict[str, np.ndarray] = {}
     for m in ("plc", "thermal", "audio"):
         model = registry.latest(m)
         x = getattr(ds, m).astype(np.float32)
+        blind = withheld_rows(m, x, ds.classes) if withholding else np.zeros((len(x), len(ds.classes)), bool)
+        if blind.any():
+            withheld[m] = blind
         out[m] = {}
         for kind, role in (("int8", "student_int8_cpu"), ("fp32", "student_fp32")):
             p = apply_mask(softmax(ort_logits(ort_session(model.path(role)), x)), possible)
-            # as served: renormalised over the classes the modality may name (fusion.json "visible")
-            p = restrict_arrays({m: p}, weights.visible, ds.classes)[m]
+            # as served: renormalised over the classes the modality may name (fusion.json "visible"),
+            # without the classes its input cannot show (models.withheld_classes)
+            p = drop_withheld_rows(restrict_arrays({m: p}, weights.visible, ds.classes)[m], blind)
             probs[kind][m] = p
             out[m][kind] = _evaluate(p, ds)
-    out["fused"] = {kind: _evaluate(fuse_arrays(probs[kind], weights, ds.classes, possible), ds)
+    out["fused"] = {kind: _evaluate(fuse_arrays(probs[kind], weights, ds.classes, possible, withheld), ds)
                     for kind in ("int8", "fp32")}
     return out
 
@@ -130,6 +141,9 @@ def main() -> None:
     parser.add_argument("--latency-runs", type=int, default=300)
     parser.add_argument("--audio-baseline-share", type=float, default=1.0,
                         help="share of the clips read against their machine's learned healthy baseline")
+    parser.add_argument("--no-withholding", action="store_true",
+                        help="score as served before 2026-12-02: audio read without a learned baseline does not "
+                             "withhold imbalance (models.withheld_classes)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/generalisation.json"))
     args = parser.parse_args()
     from models.data.domain_data import build_domain_dataset
@@ -146,9 +160,10 @@ def main() -> None:
     unseen = build_domain_dataset(args.unseen_per_class, args.unseen_assets, seed=args.seed + 1, domain="unseen",
                                   workers=args.workers, progress=True, **audio)
     data_s = time.perf_counter() - t0
-    results = {"seen": score(seen, registry, weights), "unseen": score(unseen, registry, weights),
-               "seen_no_audio_baseline": score(without_audio_baseline(seen), registry, weights),
-               "unseen_no_audio_baseline": score(without_audio_baseline(unseen), registry, weights)}
+    rule = not args.no_withholding
+    results = {"seen": score(seen, registry, weights, rule), "unseen": score(unseen, registry, weights, rule),
+               "seen_no_audio_baseline": score(without_audio_baseline(seen), registry, weights, rule),
+               "unseen_no_audio_baseline": score(without_audio_baseline(unseen), registry, weights, rule)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     stem = args.out.with_suffix("")
     for name in ("seen", "unseen"):

@@ -196,6 +196,10 @@ class Prediction(Message):
     asset_type: str = ""
     source: str = Field(default="", description="Raw file reference of the features (traceability, latency).")
     ingest_time_ms: int = Field(default=0, description="When ingestion wrote the features entry.")
+    # -- issue 10: additive, optional ----------------------------------------------------------------
+    withheld: list[str] = Field(default_factory=list, description=(
+        "Classes this input cannot show (audio read without the machine's learned healthy sound: "
+        "imbalance); the fusion reads the modality as neutral on them (models.withheld_classes)."))
 
 
 class ModelRef(BaseModel):

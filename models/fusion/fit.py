@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from models.fusion.log_linear import PROBABILITY_FLOOR, FusionWeights
+from models.withheld_classes import drop_withheld_rows
 
 L2 = 1e-3
 
@@ -148,14 +149,29 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
 
 
 def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, classes: Sequence[str],
-                possible: np.ndarray | None = None) -> np.ndarray:
+                possible: np.ndarray | None = None, withheld: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
     """Vectorised :func:`models.fusion.fuse` probabilities for many samples with every modality
-    present, (N, C) (the same rule; used for offline evaluation)."""
-    mods, logs = _log_probs(restrict_arrays(per_modality, weights.visible, classes), possible)
+    present, (N, C) (the same rule; used for offline evaluation). ``withheld[m]``: (N, C) bool, the
+    classes each sample's input of ``m`` cannot show (:mod:`models.withheld_classes`)."""
+    restricted = restrict_arrays(per_modality, weights.visible, classes)
+    blind = {m: np.asarray(v, bool) & (possible if possible is not None else True)
+             for m, v in (withheld or {}).items() if m in restricted}
+    for m, v in blind.items():
+        v[:, 0] = False
+        restricted[m] = drop_withheld_rows(restricted[m], v)
+    mods, logs = _log_probs(restricted, possible)
     w = np.array([[weights.weight(m, c) for c in classes] for m in mods])
     b = np.array([float(weights.bias.get(c, 0.0)) for c in classes])
-    b = b + sum(np.array([float(weights.modality_bias.get(m, {}).get(c, 0.0)) for c in classes]) for m in mods)
-    s = fused_scores(logs, w, b, possible)
+    offsets = np.array([[float(weights.modality_bias.get(m, {}).get(c, 0.0)) for c in classes] for m in mods])
+    if blind:  # a withheld class gets the modality's term for the first class (neutral on it)
+        terms = logs * w[:, None, :] + offsets[:, None, :]
+        for i, m in enumerate(mods):
+            if m in blind:
+                terms[i] = np.where(blind[m], terms[i][:, :1], terms[i])
+        s = terms.sum(axis=0) + b[None, :]
+        s = np.where(possible, s, -np.inf) if possible is not None else s
+    else:
+        s = fused_scores(logs, w, b + offsets.sum(axis=0), possible)
     s = s - s.max(axis=1, keepdims=True)
     e = np.exp(s) if possible is None else np.where(possible, np.exp(s), 0.0)
     return e / e.sum(axis=1, keepdims=True)

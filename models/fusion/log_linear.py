@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from models.withheld_classes import drop_withheld
 
 #: Probabilities are floored here before the log, so one confident zero cannot veto a class.
 PROBABILITY_FLOOR = 1e-4
@@ -130,12 +132,25 @@ def fuse(
     weights: FusionWeights | None = None,
     expected: Sequence[str] | None = None,
     asset_type: str | None = None,
+    withheld: Mapping[str, Collection[str]] | None = None,
 ) -> FusionResult:
     """Fuse ``{modality: {class: probability}}`` into one :class:`FusionResult` over ``classes``.
 
     With no modality present the result is the uniform distribution over the possible classes,
-    labelled with the first class (``normal``), confidence 0.
+    labelled with the first class (``normal``), confidence 0. ``withheld[modality]``: classes that
+    modality's input cannot show (:mod:`models.withheld_classes`): their probability is dropped (the
+    rest renormalised) and the modality's term for them equals its term for the first class, so it
+    is neutral on them (neither raises nor vetoes what the others say).
+
+    >>> w = FusionWeights(visible={"audio": ["imbalance"]})
+    >>> cls = ("normal", "imbalance")
+    >>> loud = {"audio": {"normal": 0.1, "imbalance": 0.9}, "plc": {"normal": 0.2, "imbalance": 0.8}}
+    >>> fuse(loud, classes=cls, weights=w).label
+    'imbalance'
+    >>> round(fuse(loud, classes=cls, weights=w, withheld={"audio": ["imbalance"]}).probabilities["imbalance"], 3)
+    0.8
     """
+    withheld = withheld or {}
     weights = weights or FusionWeights()
     expected = tuple(expected) if expected is not None else tuple(per_modality)
     impossible = weights.impossible_for(asset_type)
@@ -144,12 +159,17 @@ def fuse(
     scores = {c: float(weights.bias.get(c, 0.0)) if present else 0.0 for c in possible}
     for m in present:
         probs = weights.restrict(m, per_modality[m], classes)
+        blind = [c for c in withheld.get(m, ()) if c in possible and c != possible[0]]
+        if blind:
+            probs = drop_withheld(probs, blind, classes)
         total = sum(max(float(probs.get(c, 0.0)), 0.0) for c in possible) or 1.0
         offsets = weights.modality_bias.get(m, {})
+        term = {c: float(offsets.get(c, 0.0)) + weights.weight(m, c) * math.log(
+            max(max(float(probs.get(c, 0.0)), 0.0) / total, PROBABILITY_FLOOR)) for c in possible}
+        for c in blind:
+            term[c] = term[possible[0]]
         for c in possible:
-            scores[c] += float(offsets.get(c, 0.0))
-            p = max(float(probs.get(c, 0.0)), 0.0) / total
-            scores[c] += weights.weight(m, c) * math.log(max(p, PROBABILITY_FLOOR))
+            scores[c] += term[c]
     top = max(scores.values())
     exp = {c: math.exp(s - top) for c, s in scores.items()}
     z = sum(exp.values())

@@ -26,6 +26,7 @@ from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.readers import InspectInputError, read_frame, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
+from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
@@ -74,12 +75,13 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     extrapolating: bool = False
+    withheld: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
-                "windows": self.windows, "extrapolating": self.extrapolating, "warnings": self.warnings,
-                "error": self.error}
+                "windows": self.windows, "extrapolating": self.extrapolating, "withheld": self.withheld,
+                "warnings": self.warnings, "error": self.error}
 
 
 @dataclass
@@ -252,6 +254,7 @@ class Inspector:
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+        withheld_by_asset: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         files_by_asset: dict[str, list[str]] = defaultdict(list)
         speed_hint: dict[str, float] = {}
         extrapolating: dict[str, set[str]] = defaultdict(set)
@@ -278,16 +281,21 @@ class Inspector:
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
                                                      shaft_hz=speed_hint.get(aid), source=str(path),
                                                      baseline_db=baselines.get(aid))
-                        if aid not in baselines and aid in self.assets:
-                            result.warnings.append("read without the machine's healthy sound: audio does not name "
-                                                   "imbalance from one recording (give one made when it was healthy "
-                                                   "with --healthy-audio)")
+                        if aid not in baselines:
+                            result.warnings.append("read without the machine's healthy sound: audio withholds "
+                                                   "imbalance (one recording cannot show it; give one made when the "
+                                                   "machine was healthy with --healthy-audio)")
                     else:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
                                                        source=str(path), warnings=result.warnings)
                     inputs = [input_array(modality, msg)]
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)
+                result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x)} & set(classes))
+                if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
+                    moved = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld,
+                                                    classes)
+                    probs = np.array([moved[c] for c in classes])
                 far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
@@ -306,6 +314,7 @@ class Inspector:
             result.model = name
             if result.asset_id:
                 probs_by_asset[result.asset_id][modality].append(probs)
+                withheld_by_asset[result.asset_id][modality].update(result.withheld)
                 files_by_asset[result.asset_id].append(result.file)
                 if result.extrapolating:
                     extrapolating[result.asset_id].add(modality)
@@ -319,7 +328,7 @@ class Inspector:
             fused_in = {m: temper(p, EXTRAPOLATION_POWER) if m in extrapolating[aid] else p for m, p in mean.items()}
             profile = self.assets.get(aid) or AssetProfile(asset_id=aid)
             fused = fuse(fused_in, classes=tuple(classes), weights=self.fusion, expected=tuple(per_mod),
-                         asset_type=profile.asset_type)
+                         asset_type=profile.asset_type, withheld=withheld_by_asset[aid])
             verdicts.append(AssetVerdict(aid, fused.label, fused.probabilities, fused.confidence, fused.coverage,
                                          {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid]))
         return results, verdicts

@@ -121,12 +121,13 @@ class FusionHandler:
                 probabilities=dict(zip(msg.classes, msg.probabilities)), label=msg.label,
                 event_time_ms=msg.event_time_ms, entry_id=entry.entry_id,
                 model=ModelRef(name=msg.model_name, version=msg.model_version, sha256=msg.model_sha256),
-                source=msg.source, ingest_time_ms=msg.ingest_time_ms)
+                source=msg.source, ingest_time_ms=msg.ingest_time_ms, withheld=list(msg.withheld))
         t = max(p.event_time_ms for p in state.latest.values())
         window = {m: p for m, p in state.latest.items() if p.event_time_ms >= t - s.window_ms}
         classes = list(msg.classes)
         result = fuse({m: p.probabilities for m, p in window.items()}, classes=classes, weights=self.weights,
-                      expected=s.expected, asset_type=state.asset_type or None)
+                      expected=s.expected, asset_type=state.asset_type or None,
+                      withheld={m: p.withheld for m, p in window.items() if p.withheld})
         evidence = result.label if result.label != "normal" and result.confidence >= s.min_confidence else "normal"
         prior = state.raised
         verdict_state = self.hysteresis.step(state, evidence, t)

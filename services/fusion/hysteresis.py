@@ -36,6 +36,7 @@ class LatestPrediction(BaseModel):
     model: ModelRef
     source: str = ""
     ingest_time_ms: int = 0
+    withheld: list[str] = Field(default_factory=list, description="classes its input cannot show (Prediction.withheld)")
 
 
 class AssetState(BaseModel):

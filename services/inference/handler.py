@@ -21,6 +21,7 @@ from linewatch.contract import DeadLetterReason, Prediction, StreamNames, encode
 from linewatch.streaming import Batch, Entry, WorkerMetrics
 from models.inputs import InputMismatchError, input_array
 from models.runtime import RuntimeInputError
+from models.withheld_classes import withheld_classes
 from services.inference.model import ServedModel
 
 
@@ -44,7 +45,7 @@ class InferenceHandler:
     def inputs(self, shard: int) -> list[str]:
         return [self.names.features_shard(self.modality, shard)]
 
-    def _sample(self, batch: Batch, entry: Entry) -> tuple[object, np.ndarray] | None:
+    def _sample(self, batch: Batch, entry: Entry) -> tuple[object, np.ndarray, tuple[str, ...]] | None:
         msg = batch.decode(entry)
         if msg is None:
             return None
@@ -56,15 +57,16 @@ class InferenceHandler:
             reason = DeadLetterReason.OUT_OF_RANGE if "NaN" in str(exc) else DeadLetterReason.SCHEMA_ERROR
             batch.dead_letter(entry, reason, str(exc), asset, when)
             return None
+        withheld = withheld_classes(self.modality, x)
         try:
             x = self.model.fit(x)
         except ValueError as exc:
             batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, f"{self.modality} model: {exc}", asset, when)
             return None
-        return msg, x
+        return msg, x, withheld
 
     def handle(self, batch: Batch) -> None:
-        kept: list[tuple[Entry, object, np.ndarray]] = []
+        kept: list[tuple[Entry, object, np.ndarray, tuple[str, ...]]] = []
         for entry in batch.entries:
             got = self._sample(batch, entry)
             if got is not None:
@@ -73,15 +75,15 @@ class InferenceHandler:
             return
         t0 = time.perf_counter()
         try:
-            probs = self.model.runtime.predict(np.stack([x for _, _, x in kept]))
+            probs = self.model.runtime.predict(np.stack([x for _, _, x, _ in kept]))
         except RuntimeInputError as exc:  # checked per sample above; a model/input mismatch for all of them
-            for entry, msg, _ in kept:
+            for entry, msg, _, _ in kept:
                 batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, str(exc), getattr(msg, "asset_id", None))
             return
         self.backend_seconds.labels(role=self.role, stage="backend").observe(time.perf_counter() - t0)
         now = int(self.clock() * 1000)
         ref = self.model.ref
-        for (entry, msg, _), p in zip(kept, probs):
+        for (entry, msg, _, withheld), p in zip(kept, probs):
             row = [float(v) for v in p]
             if not np.all(np.isfinite(p)):
                 batch.dead_letter(entry, DeadLetterReason.OUT_OF_RANGE, "model output has NaN/inf for this input",
@@ -92,7 +94,8 @@ class InferenceHandler:
                 model_name=ref.name, model_version=ref.version, model_sha256=ref.sha256, classes=self.classes,
                 probabilities=row, label=self.classes[int(np.argmax(p))], features_entry_id=entry.entry_id,
                 inferred_at_ms=now, asset_type=msg.asset_type, source=msg.source,  # type: ignore[attr-defined]
-                ingest_time_ms=msg.ingest_time_ms)  # type: ignore[attr-defined]
+                ingest_time_ms=msg.ingest_time_ms,  # type: ignore[attr-defined]
+                withheld=[c for c in withheld if c in self.classes])
             shard = batch.shard(entry)
             batch.commit(shard).xadd(self.names.predictions_shard(self.modality, shard), encode_message(pred),
                                      entry_id=entry.entry_id)  # retention: docs/redis.md

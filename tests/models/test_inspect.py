@@ -143,6 +143,9 @@ def test_a_healthy_recording_of_the_machine_lets_audio_name_an_imbalance(plant) 
     against, _ = inspector.score([wav], healthy_audio=[cases["normal"][0]])
     assert any("--healthy-audio" in w for w in alone[0].warnings)
     assert not any("--healthy-audio" in w for w in against[0].warnings)
+    # one recording alone cannot show an imbalance: audio withholds it (its mass goes to normal)
+    assert alone[0].withheld == ["imbalance"] and alone[0].probabilities["imbalance"] == 0.0
+    assert against[0].withheld == []
     assert against[0].label == "imbalance", against[0].probabilities
     assert against[0].probabilities["imbalance"] > alone[0].probabilities["imbalance"]
     healthy, _ = inspector.score([cases["normal"][0]], healthy_audio=[cases["normal"][0]])

@@ -50,12 +50,13 @@ def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type:
 
 
 def prediction(modality: str, asset_id: str, t_ms: int, label: str, p: float = 0.9,
-               asset_type: str = "pump") -> Prediction:
+               asset_type: str = "pump", withheld: tuple[str, ...] = ()) -> Prediction:
     rest = (1.0 - p) / (len(CLASSES) - 1)
     probs = [p if c == label else rest for c in CLASSES]
     return Prediction(asset_id=asset_id, modality=modality, event_time_ms=t_ms, model_name=f"{modality}-student",
                       model_version="v1", model_sha256="ab" * 32, classes=CLASSES, probabilities=probs, label=label,
-                      features_entry_id="0-1", inferred_at_ms=t_ms, asset_type=asset_type, source=f"{modality}/{t_ms}")
+                      features_entry_id="0-1", inferred_at_ms=t_ms, asset_type=asset_type, source=f"{modality}/{t_ms}",
+                      withheld=list(withheld))
 
 
 def verdict(asset_id: str, label: str, state: str, severity: float = 0.6, t_ms: int = 0,

@@ -49,6 +49,29 @@ def test_persistent_fault_raises_noise_does_not_and_it_clears(redis_client: redi
     assert pending(redis_client, stream_names.all_prediction_streams(), "fusion") == 0
 
 
+def test_a_class_the_audio_input_withholds_is_left_to_the_other_modalities(redis_client: redis.Redis,
+                                                                          stream_names: StreamNames) -> None:
+    """Audio read without the machine's healthy sound withholds imbalance: its imbalance call neither
+    raises the verdict (PMP-01) nor vetoes the PLC's (PMP-02); the same call not withheld does raise."""
+    worker = fusion_worker(redis_client, stream_names, FusionSettings(raise_k=3, raise_n=5, lease_ttl_ms=2000))
+    cases = {"PMP-01": {"audio": ("imbalance", ("imbalance",)), "plc": ("normal", ()), "thermal": ("normal", ())},
+             "PMP-02": {"audio": ("normal", ("imbalance",)), "plc": ("imbalance", ()), "thermal": ("normal", ())},
+             "PMP-03": {"audio": ("imbalance", ()), "plc": ("normal", ()), "thermal": ("normal", ())}}
+    n = 0
+    with running(worker):
+        for asset, calls in cases.items():
+            for i in range(6):
+                for m, (label, withheld) in calls.items():
+                    write(redis_client, stream_names.predictions(m, asset),
+                          prediction(m, asset, 10_000 + 1000 * i, label, p=0.95, withheld=withheld))
+                    n += 1
+        wait_for(lambda: worker.stats.handled == n, 30, "all predictions fused")
+    raised = {(v.asset_id, v.label) for v in _verdicts(redis_client, stream_names) if v.state == "raised"}
+    assert ("PMP-01", "imbalance") not in raised
+    assert ("PMP-02", "imbalance") in raised
+    assert ("PMP-03", "imbalance") in raised
+
+
 def test_missing_modality_degrades_confidence_without_blocking(redis_client: redis.Redis,
                                                                stream_names: StreamNames) -> None:
     worker = fusion_worker(redis_client, stream_names, FusionSettings(window_ms=1000, lease_ttl_ms=2000))

@@ -1,0 +1,81 @@
+"""Classes one model input cannot show: what a prediction withholds, and how a reader honours it.
+
+A modality's visible classes (``fusion.json`` ``visible``) say what its model is built to see at
+all. Some of them need context a given input may lack. Audio names ``imbalance`` from the clip's
+shaft-harmonic levels *against the machine's learned healthy levels* (features v4): without that
+baseline (``baseline.available`` 0: before the job has learnt it, or a single file in
+``linewatch inspect`` without ``--healthy-audio``) one clip finds 0.35-0.41 of the imbalances and
+calls healthy, tone-dominated machines of other generators imbalanced (docs/models.md, "Audio:
+without a baseline, imbalance is withheld"). Such a prediction **withholds** ``imbalance``:
+
+* its probability is dropped and the rest renormalised, as for a class the modality cannot see at
+  all (``fusion.json`` ``visible``): :func:`drop_withheld`;
+* the fusion reads the modality as neutral on it: its term for the withheld class equals its
+  term for ``normal``, so it neither raises nor vetoes what the other modalities say
+  (:func:`models.fusion.fuse`, :func:`models.fusion.fit.fuse_arrays`).
+
+>>> import numpy as np
+>>> from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+>>> x = np.zeros(len(AUDIO_VECTOR_NAMES), np.float32)
+>>> withheld_classes("audio", x), withheld_classes("plc", np.zeros(3, np.float32))
+(('imbalance',), ())
+>>> x[AUDIO_VECTOR_NAMES.index("baseline.available")] = 1.0
+>>> withheld_classes("audio", x)
+()
+>>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
+...               ("normal", "bearing_wear", "imbalance"))
+{'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+
+#: ``{modality: {class: (input value name, what it means)}}``: the class needs that input value >= 0.5.
+REQUIRES: dict[str, dict[str, tuple[str, str]]] = {
+    "audio": {"imbalance": ("baseline.available", "the machine's learned healthy sound")},
+}
+
+
+def withheld_classes(modality: str, x: np.ndarray) -> tuple[str, ...]:
+    """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show."""
+    if modality != "audio" or x.shape[-1] != len(AUDIO_VECTOR_NAMES):
+        return ()
+    return tuple(cls for cls, (name, _) in REQUIRES["audio"].items()
+                 if float(x[AUDIO_VECTOR_NAMES.index(name)]) < 0.5)
+
+
+def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """(N, C) bool: which of ``classes`` each row of ``x`` (N, D) withholds."""
+    out = np.zeros((x.shape[0], len(classes)), bool)
+    for i, row in enumerate(x):
+        for cls in withheld_classes(modality, row):
+            if cls in classes:
+                out[i, list(classes).index(cls)] = True
+    return out
+
+
+def drop_withheld(probabilities: Mapping[str, float], withheld: Collection[str],
+                  classes: Sequence[str]) -> dict[str, float]:
+    """``probabilities`` without the ``withheld`` classes, renormalised over the rest (all on
+    ``classes[0]`` when nothing is left)."""
+    out = {c: (0.0 if c in withheld and c != classes[0] else max(float(probabilities.get(c, 0.0)), 0.0))
+           for c in classes}
+    total = sum(out.values())
+    if total <= 0.0:
+        return {c: float(c == classes[0]) for c in classes}
+    return {c: v / total for c, v in out.items()}
+
+
+def drop_withheld_rows(p: np.ndarray, withheld: np.ndarray) -> np.ndarray:
+    """:func:`drop_withheld` for (N, C) arrays (class 0 is ``normal``, never withheld)."""
+    q = np.where(withheld, 0.0, np.maximum(p, 0.0))
+    q[:, 0] = np.maximum(p[:, 0], 0.0)
+    total = q.sum(axis=1, keepdims=True)
+    empty = total[:, 0] <= 0.0
+    q[empty, 0], total[empty] = 1.0, 1.0
+    return q / total

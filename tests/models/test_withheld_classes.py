@@ -1,0 +1,74 @@
+"""A class an input cannot show is withheld: the modality is neutral on it in the fusion (shipped
+``fusion.json``), in the per-sample and the vectorised rule alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.fusion import FusionWeights, fuse
+from models.fusion.fit import fuse_arrays
+from models.registry.store import DEFAULT_ROOT
+from models.withheld_classes import drop_withheld_rows, withheld_rows
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+
+FUSION = DEFAULT_ROOT / "fusion.json"
+pytestmark = pytest.mark.skipif(not FUSION.exists(), reason="no shipped fusion.json")
+CLASSES = ("normal", "bearing_wear", "electrical_overheating", "cooling_failure", "imbalance", "cavitation")
+
+
+def _audio(p_imbalance: float) -> dict[str, float]:
+    rest = 1.0 - p_imbalance
+    return {"normal": 0.8 * rest, "bearing_wear": 0.1 * rest, "electrical_overheating": 0.0, "cooling_failure": 0.0,
+            "imbalance": p_imbalance, "cavitation": 0.1 * rest}
+
+
+def _others() -> dict[str, dict[str, float]]:
+    plc = {"normal": 0.4, "bearing_wear": 0.05, "electrical_overheating": 0.05, "cooling_failure": 0.05,
+           "imbalance": 0.4, "cavitation": 0.05}
+    thermal = {"normal": 0.7, "bearing_wear": 0.1, "electrical_overheating": 0.1, "cooling_failure": 0.1,
+               "imbalance": 0.0, "cavitation": 0.0}
+    return {"plc": plc, "thermal": thermal}
+
+
+def _imbalance_over_normal(p_imbalance: float, withheld: list[str]) -> float:
+    weights = FusionWeights.load(FUSION)
+    fused = fuse({**_others(), "audio": _audio(p_imbalance)}, classes=CLASSES, weights=weights, asset_type="pump",
+                 withheld={"audio": withheld})
+    return fused.probabilities["imbalance"] / fused.probabilities["normal"]
+
+
+def test_a_withheld_class_gets_neither_support_nor_veto_from_that_modality() -> None:
+    withheld = [_imbalance_over_normal(p, ["imbalance"]) for p in (0.0, 0.05, 0.5, 0.95)]
+    assert max(withheld) == pytest.approx(min(withheld), rel=1e-9)
+    shown = [_imbalance_over_normal(p, []) for p in (0.0, 0.05, 0.5, 0.95)]
+    assert shown[-1] > 100 * shown[0]  # without withholding, audio's imbalance moves the verdict
+
+
+def test_the_vectorised_rule_equals_the_per_sample_rule() -> None:
+    weights = FusionWeights.load(FUSION)
+    rng = np.random.default_rng(3)
+    n = 40
+    per = {m: rng.dirichlet(np.ones(len(CLASSES)), n) for m in ("plc", "thermal", "audio")}
+    blind = np.zeros((n, len(CLASSES)), bool)
+    blind[::2, CLASSES.index("imbalance")] = True
+    possible = np.ones((n, len(CLASSES)), bool)
+    possible[1::3, CLASSES.index("cavitation")] = False
+    fused = fuse_arrays(per, weights, CLASSES, possible, {"audio": blind})
+    for i in range(n):
+        one = fuse({m: dict(zip(CLASSES, per[m][i].tolist(), strict=True)) for m in per}, classes=CLASSES,
+                   weights=weights, asset_type="pump" if possible[i, -1] else "fan",
+                   withheld={"audio": [c for c, b in zip(CLASSES, blind[i], strict=True) if b]})
+        assert np.allclose(fused[i], [one.probabilities[c] for c in CLASSES], atol=1e-9), i
+
+
+def test_audio_without_a_learned_baseline_withholds_imbalance() -> None:
+    x = np.zeros((2, len(AUDIO_VECTOR_NAMES)), np.float32)
+    x[1, AUDIO_VECTOR_NAMES.index("baseline.available")] = 1.0
+    blind = withheld_rows("audio", x, CLASSES)
+    assert blind[0].tolist() == [c == "imbalance" for c in CLASSES] and not blind[1].any()
+    p = np.full((2, len(CLASSES)), 1.0 / len(CLASSES))
+    moved = drop_withheld_rows(p, blind)
+    assert moved[0, CLASSES.index("imbalance")] == 0.0 and moved[0, 0] == pytest.approx(1.0 / (len(CLASSES) - 1))
+    assert np.allclose(moved.sum(axis=1), 1.0) and np.allclose(moved[1], p[1])
+    assert not withheld_rows("plc", np.zeros((1, 5), np.float32), CLASSES).any()
