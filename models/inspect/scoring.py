@@ -293,9 +293,8 @@ class Inspector:
                 probs, classes, name = self._predict(modality, inputs, asset_type)
                 result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x)} & set(classes))
                 if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
-                    moved = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld,
-                                                    classes)
-                    probs = np.array([moved[c] for c in classes])
+                    kept = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld, classes)
+                    probs = np.array([kept[c] for c in classes])
                 far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
