@@ -35,27 +35,29 @@ import numpy as np
 
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
 
-#: ``{modality: {class: (input value name, what it means)}}``: the class needs that input value >= 0.5.
-REQUIRES: dict[str, dict[str, tuple[str, str]]] = {
-    "audio": {"imbalance": ("baseline.available", "the machine's learned healthy sound")},
+#: ``{modality: (input width, {class: index of the input value it needs >= 0.5})}``: audio names
+#: imbalance only with ``baseline.available`` (the machine's learned healthy sound).
+REQUIRES: dict[str, tuple[int, dict[str, int]]] = {
+    "audio": (len(AUDIO_VECTOR_NAMES), {"imbalance": AUDIO_VECTOR_NAMES.index("baseline.available")}),
 }
 
 
 def withheld_classes(modality: str, x: np.ndarray) -> tuple[str, ...]:
     """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show."""
-    if modality != "audio" or x.shape[-1] != len(AUDIO_VECTOR_NAMES):
+    width, needs = REQUIRES.get(modality, (-1, {}))
+    if x.shape[-1] != width:
         return ()
-    return tuple(cls for cls, (name, _) in REQUIRES["audio"].items()
-                 if float(x[AUDIO_VECTOR_NAMES.index(name)]) < 0.5)
+    return tuple(cls for cls, i in needs.items() if float(x[i]) < 0.5)
 
 
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
     """(N, C) bool: which of ``classes`` each row of ``x`` (N, D) withholds."""
     out = np.zeros((x.shape[0], len(classes)), bool)
-    for i, row in enumerate(x):
-        for cls in withheld_classes(modality, row):
+    width, needs = REQUIRES.get(modality, (-1, {}))
+    if x.shape[-1] == width:
+        for cls, i in needs.items():
             if cls in classes:
-                out[i, list(classes).index(cls)] = True
+                out[:, list(classes).index(cls)] = x[:, i] < 0.5
     return out
 
 

@@ -58,12 +58,6 @@ def _log_probs(per_modality: Mapping[str, np.ndarray], possible: np.ndarray | No
     return mods, np.stack(out)
 
 
-def fused_scores(logs: np.ndarray, w: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """``b + Σ_m w[m] * log p_m`` with impossible classes (``mask`` False) at -inf; (N, C)."""
-    s = np.einsum("mnc,mc->nc", logs, w) + b[None, :]
-    return np.where(mask, s, -np.inf) if mask is not None else s
-
-
 def _subsets(m_count: int) -> np.ndarray:
     """Every non-empty subset of the modalities as a (S, M) 0/1 mask."""
     rows = [[(k >> i) & 1 for i in range(m_count)] for k in range(1, 1 << m_count)]
@@ -163,15 +157,12 @@ def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, 
     w = np.array([[weights.weight(m, c) for c in classes] for m in mods])
     b = np.array([float(weights.bias.get(c, 0.0)) for c in classes])
     offsets = np.array([[float(weights.modality_bias.get(m, {}).get(c, 0.0)) for c in classes] for m in mods])
-    if blind:  # a withheld class gets the modality's term for the first class (neutral on it)
-        terms = logs * w[:, None, :] + offsets[:, None, :]
-        for i, m in enumerate(mods):
-            if m in blind:
-                terms[i] = np.where(blind[m], terms[i][:, :1], terms[i])
-        s = terms.sum(axis=0) + b[None, :]
-        s = np.where(possible, s, -np.inf) if possible is not None else s
-    else:
-        s = fused_scores(logs, w, b + offsets.sum(axis=0), possible)
+    terms = logs * w[:, None, :] + offsets[:, None, :]  # (M, N, C)
+    for i, m in enumerate(mods):  # a withheld class gets the modality's term for the first class (neutral on it)
+        if m in blind:
+            terms[i] = np.where(blind[m], terms[i][:, :1], terms[i])
+    s = terms.sum(axis=0) + b[None, :]
+    s = np.where(possible, s, -np.inf) if possible is not None else s
     s = s - s.max(axis=1, keepdims=True)
     e = np.exp(s) if possible is None else np.where(possible, np.exp(s), 0.0)
     return e / e.sum(axis=1, keepdims=True)
