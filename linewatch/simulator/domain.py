@@ -18,6 +18,10 @@ here are drawn from broad ranges (a :class:`DomainSpec`), per machine and per sa
 * **camera**: frame size (60 x 80 to 300 x 400), distance (machine scale), position, mirror
   image, per-part emissivity, hot clutter in the background (lamps, steam pipes), hall ambient
   -2 ... 42 °C; lug hot spots of other sizes;
+* **heat** per machine: the motor body's share of the winding rise and its axial gradient, how a
+  cooling failure shows (a broken fan flattens or reverses the gradient, blocked fins flatten or
+  steepen it; how much of its heat reaches the bearing housings) and at which end worn bearings
+  are (:class:`~.thermal.ThermalStyle`);
 * **signature strength** per machine (how loud, how hot a fault of a given severity is);
 * **``assets.json`` variants**: optional fields left out or spelled differently, as another tool
   might write them (resonance band, bearing orders, nominal shaft speed, rated current ...).
@@ -102,6 +106,12 @@ class DomainSpec:
     schema_dropout: float = 1.0
     incipient_share: float = 0.3
     drift_fraction: float = 0.3
+    body_share: tuple[float, float] = (0.4, 0.7)
+    axial_slope: tuple[float, float] = (0.1, 0.45)
+    cooling_slope_broken_fan: tuple[float, float] = (-1.0, 0.2)
+    cooling_slope_blocked_fins: tuple[float, float] = (-0.5, 0.6)
+    cooling_housing_share: tuple[float, float] = (0.15, 1.0)
+    bearing_wear_nde_share: float = 0.35
 
 
 TRAIN_DOMAIN = DomainSpec("train", ("pump", "press", "conveyor"))
@@ -160,6 +170,18 @@ def _poles_for(rng: np.random.Generator, asset_type: str) -> int:
     return int(rng.choice(options.get(asset_type, (2, 4, 6, 8))))
 
 
+def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
+    """Machine ``i``'s :class:`~.thermal.ThermalStyle` as ``Asset.extra`` keys (its own random
+    stream: the machine's other draws are those of fleets made before it existed)."""
+    rng = make_rng(seed, "domain-thermal-style", spec.name, i)
+    return {"thermal_body_share": float(rng.uniform(*spec.body_share)),
+            "thermal_axial_slope": float(rng.uniform(*spec.axial_slope)),
+            "thermal_cooling_slope_broken_fan": float(rng.uniform(*spec.cooling_slope_broken_fan)),
+            "thermal_cooling_slope_blocked_fins": float(rng.uniform(*spec.cooling_slope_blocked_fins)),
+            "thermal_cooling_housing_share": float(rng.uniform(*spec.cooling_housing_share)),
+            "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share}
+
+
 def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
     """Machine ``i`` of a randomised fleet (deterministic in ``(i, seed, spec.name)``)."""
     rng = make_rng(seed, "domain-asset", spec.name, i)
@@ -216,6 +238,7 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
         **{f"emissivity_{part}": float(rng.uniform(*painted))
            for part in ("base", "driven", "motor_body", "nde_bearing", "terminal_box", "de_bearing")},
         "emissivity_coupling": float(rng.uniform(*spec.emissivity_metal)),
+        **_thermal_style(i, seed, spec),
     }
     return Asset(
         asset_id=f"{ASSET_PREFIX[asset_type]}-{spec.name[0].upper()}{i + 1:04d}",

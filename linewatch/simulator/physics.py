@@ -46,6 +46,11 @@ from .noise import hash_normal, hash_uniform, stream_key, value_noise
 I0 = 0.35  # magnetising current as a fraction of rated current
 _TEMP_STATES = ("bearing_c", "nde_c", "winding_c", "hotspot_k", "driven_c", "coupling_c")
 _TAU_FACTOR = (1.0, 1.0, 0.75, 0.3, 2.0, 1.0)
+# Fault heat at the bearing housings (K at effect 1; bearing wear goes with the effect squared).
+BEARING_WEAR_DE_K = 40.0
+BEARING_WEAR_NDE_K = 4.0
+COOLING_DE_K = 5.0
+COOLING_NDE_K = 14.0
 
 
 @dataclass(frozen=True)
@@ -237,8 +242,8 @@ class AssetPhysics:
                + 0.3 * value_noise(self.key + 31, t, 300.0))
         amb = np.broadcast_to(amb, t.shape).astype(np.float64)
         fric = a.bearing_rise_k * (0.35 + 0.65 * lf) * sf
-        bearing_ss = amb + fric + 40.0 * e_bw**2 + 7.0 * e_imb + 5.0 * e_cool + 4.0 * e_cav
-        nde_ss = amb + 0.8 * fric + 14.0 * e_cool + 5.0 * e_imb + 4.0 * e_bw**2
+        bearing_ss = amb + fric + BEARING_WEAR_DE_K * e_bw**2 + 7.0 * e_imb + COOLING_DE_K * e_cool + 4.0 * e_cav
+        nde_ss = amb + 0.8 * fric + COOLING_NDE_K * e_cool + 5.0 * e_imb + BEARING_WEAR_NDE_K * e_bw**2
         cool = 1.0 + 1.6 * e_cool
         winding_ss = amb + a.winding_rise_k * (0.2 * run + 0.8 * np.minimum(i_ratio, 2.0) ** 2) * cool + 6.0 * e_el
         hotspot_ss = 70.0 * e_el * np.minimum(i_ratio, 2.0) ** 2

@@ -6,10 +6,16 @@ Rendering pipeline for one frame of one asset:
    clutter (pipes, cabinets), a base plate, then the components painted in
    depth order with temperatures from the physics snapshot:
 
-   - motor body ``T_amb + 0.5 (T_wind - T_amb)(0.85 + 0.3 u) + 6 E_cool u`` where
-     ``u`` runs 0 (fan end) -> 1 (drive end), with a cooling-fin ripple;
+   - motor body ``T_amb + b (T_wind - T_amb)(1 + k (u - 0.5))`` where ``u`` runs 0 (fan end)
+     -> 1 (drive end), with a cooling-fin ripple; ``b`` (0.5) and the axial slope ``k`` (0.3)
+     are the machine's (:class:`ThermalStyle`). A cooling failure (the winding already runs
+     hotter) adds ``6 E_cool u`` on plant machines; a randomised machine instead changes the
+     slope by ``g E_cool`` with its own ``g`` per variant: a broken fan flattens or reverses
+     the gradient (no air along the fins), blocked fins flatten or steepen it;
    - NDE / DE bearing housings ``T_amb + 0.85 (T_brg - T_amb)``, hottest at the
-     centre (bearing wear therefore heats the DE housing);
+     centre (bearing wear therefore heats the DE housing; on a randomised machine a share of
+     the worn bearings are at the NDE, and only a share of the cooling failure's housing heat
+     reaches them);
    - terminal box ``T_amb + 0.3 (T_wind - T_amb)`` plus a small (sigma 1.2 px)
      hotspot of ``hotspot_k`` at the cable lug (electrical overheating);
    - coupling (raised by misalignment/imbalance), driven unit (pump casing at
@@ -28,6 +34,8 @@ Rendering pipeline for one frame of one asset:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 from scipy import ndimage
 
@@ -35,7 +43,7 @@ from .assets import FRAME_HEIGHT, FRAME_WIDTH, Asset
 from .config import DifficultyProfile
 from .drift import DriftState
 from .noise import make_rng
-from .physics import Snapshot
+from .physics import BEARING_WEAR_DE_K, BEARING_WEAR_NDE_K, COOLING_DE_K, COOLING_NDE_K, Snapshot
 
 FRAME_SHAPE: tuple[int, int] = (FRAME_HEIGHT, FRAME_WIDTH)
 KELVIN = 273.15
@@ -82,12 +90,41 @@ def region_mean_c(frame: np.ndarray, box: tuple[int, int, int, int]) -> float:
     return float(frame[y0:y1, x0:x1].astype(np.float64).mean() / 100.0 - KELVIN)
 
 
+@dataclass(frozen=True)
+class ThermalStyle:
+    """How one machine shows heat: the defaults are the plant's machines; a randomised fleet
+    draws them per machine (:func:`linewatch.simulator.domain.domain_asset`, ``thermal_*`` keys
+    of ``Asset.extra``), so a model cannot learn one way a fault shows.
+
+    ``cooling_slope_change`` maps a cooling-failure variant to the change of the body's axial
+    slope per unit effect; a variant without one adds the plant's ``6 E_cool u`` instead.
+    """
+
+    body_share: float = 0.5
+    axial_slope: float = 0.3
+    cooling_slope_change: dict[str, float] = field(default_factory=dict)
+    cooling_housing_share: float = 1.0
+    bearing_wear_nde_share: float = 0.0
+
+    @classmethod
+    def of(cls, extra: dict[str, float]) -> ThermalStyle:
+        """The style ``Asset.extra`` describes (plant defaults for missing keys)."""
+        d = cls()
+        return cls(body_share=extra.get("thermal_body_share", d.body_share),
+                   axial_slope=extra.get("thermal_axial_slope", d.axial_slope),
+                   cooling_slope_change={v: extra[f"thermal_cooling_slope_{v}"] for v in ("broken_fan", "blocked_fins")
+                                         if f"thermal_cooling_slope_{v}" in extra},
+                   cooling_housing_share=extra.get("thermal_cooling_housing_share", d.cooling_housing_share),
+                   bearing_wear_nde_share=extra.get("thermal_bearing_wear_nde_share", d.bearing_wear_nde_share))
+
+
 class ThermalCamera:
     """The fixed camera watching one asset; precomputes geometry and fixed-pattern noise."""
 
     def __init__(self, asset: Asset, profile: DifficultyProfile) -> None:
         self.asset = asset
         self.profile = profile
+        self.style = ThermalStyle.of(asset.extra)
         self.h, self.w = asset.layout.frame_hw
         self.shape = (self.h, self.w)
         yy, xx = np.mgrid[0:self.h, 0:self.w].astype(np.float32) + 0.5
@@ -179,15 +216,27 @@ class ThermalCamera:
             layers.append(("driven", driven))
         else:
             layers.append(("driven", s.driven_c))
-        body_rise = 0.5 * (s.winding_c - amb)
-        body = amb + body_rise * (0.85 + 0.3 * self.u_body) * self.fins
+        st = self.style
+        body_rise = st.body_share * (s.winding_c - amb)
+        slope = st.axial_slope
+        de_c, nde_c = s.bearing_c, s.nde_c
         if s.fault == "cooling_failure":
+            if s.variant in st.cooling_slope_change:
+                slope = slope + st.cooling_slope_change[s.variant] * e
+            unseen = 1.0 - st.cooling_housing_share  # the part of the housings' cooling heat not shown
+            de_c, nde_c = de_c - unseen * COOLING_DE_K * e, nde_c - unseen * COOLING_NDE_K * e
+        elif s.fault == "bearing_wear" and st.bearing_wear_nde_share > 0 and rng is not None \
+                and rng.random() < st.bearing_wear_nde_share:  # the worn bearing is the NDE one
+            moved = (BEARING_WEAR_DE_K - BEARING_WEAR_NDE_K) * e**2
+            de_c, nde_c = de_c - moved, nde_c + moved
+        body = amb + body_rise * ((1.0 - 0.5 * slope) + slope * self.u_body) * self.fins
+        if s.fault == "cooling_failure" and s.variant not in st.cooling_slope_change:
             body = body + 6.0 * e * self.u_body
         layers.append(("motor_body", body))
-        layers.append(("nde_bearing", amb + 0.85 * (s.nde_c - amb) * (0.8 + 0.4 * self.nde_core)))
+        layers.append(("nde_bearing", amb + 0.85 * (nde_c - amb) * (0.8 + 0.4 * self.nde_core)))
         tbox = amb + 0.3 * (s.winding_c - amb) + s.hotspot_k * self.lug
         layers.append(("terminal_box", tbox))
-        layers.append(("de_bearing", amb + 0.85 * (s.bearing_c - amb) * (0.8 + 0.4 * self.de_core)))
+        layers.append(("de_bearing", amb + 0.85 * (de_c - amb) * (0.8 + 0.4 * self.de_core)))
         layers.append(("coupling", s.coupling_c))
         for name, val in layers:
             m = self.masks[name]

@@ -139,16 +139,27 @@ def _wide_rows(plc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 AudioExtra = Callable[[np.ndarray, int, AssetProfile, float | None], np.ndarray]
 
 
+BASELINE_LOAD_SPAN = 0.35
+"""How far (in load level, -1..1) a running thermal baseline's operating point is from the sample's."""
+
+
 def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng: np.random.Generator,
                            share: float) -> np.ndarray | None:
     """With probability ``share``, the frame a running thermal baseline would hold for ``spec``'s
-    machine: the same machine at another load and ambient, healthy or (half of the faulty samples)
-    already carrying a milder form of the same fault (a chronic fault); else None. Draws from
-    ``rng`` in a fixed order, so a featurised dataset is reproducible from its seed."""
+    machine: the same machine near the same operating point (the baseline is an average of its
+    recent frames: load level within ±``BASELINE_LOAD_SPAN`` of the sample's, another ambient),
+    healthy or (half of the faulty samples) already carrying a milder form of the same fault (a
+    chronic fault); else None. Draws from ``rng`` in a fixed order, so a featurised dataset is
+    reproducible from its seed.
+
+    (Thermal v4 drew the baseline's load anywhere in the range: its body delta then mostly
+    measured load, and the model learnt to discount it; a healthy frame of the same machine did
+    not make a cooling failure visible.)"""
     if rng.random() >= share:
         return None
     chronic = spec.fault != "normal" and rng.random() < 0.5
-    other = replace(spec, index=spec.index + 7_000_000, load_level=float(rng.uniform(-1, 1)),
+    load = float(np.clip(spec.load_level + BASELINE_LOAD_SPAN * rng.uniform(-1, 1), -1.0, 1.0))
+    other = replace(spec, index=spec.index + 7_000_000, load_level=load,
                     ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
                     physical_fault=spec.physical_fault if chronic else "normal",
                     severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
