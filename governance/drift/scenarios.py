@@ -18,11 +18,11 @@ from numpy.typing import NDArray
 
 from linewatch.simulator.drift import constant_drift
 from models.registry.store import DEFAULT_ROOT as REGISTRY
+from models.registry.store import ModelRegistry
 
 
 def plc_reference() -> tuple[list[str], NDArray[np.float64]]:
-    with np.load(REGISTRY / "plc" / "v4" / "reference.npz", allow_pickle=False) as z:
-        return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
+    return reference("plc")
 
 
 class AssetStream:
@@ -66,8 +66,8 @@ def machine_change(stream: AssetStream, x: NDArray[np.float64], shift: float = 0
 
 
 def reference(modality: str) -> tuple[list[str], NDArray[np.float64]]:
-    """Feature names and reference vectors of the shipped ``modality`` card."""
-    with np.load(REGISTRY / modality / "v4" / "reference.npz", allow_pickle=False) as z:
+    """Feature names and reference vectors of the shipped ``modality`` model (its latest version)."""
+    with np.load(ModelRegistry(REGISTRY).latest(modality).directory / "reference.npz", allow_pickle=False) as z:
         return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
 
 

@@ -15,13 +15,13 @@ from linewatch.simulator import Factory
 from linewatch.simulator.assets import asset_registry_json
 from linewatch.simulator.config import SimulatorConfig
 from linewatch.simulator.tags import QUALITIES
-from models.registry.store import DEFAULT_ROOT
+from models.registry.store import DEFAULT_ROOT, ModelRegistry
 from pipeline.features.messages import plc_features_message
 from pipeline.features.plc_window import WINDOW_MS, PlcWindowBuffer
 
 
 def thermal_reference() -> tuple[list[str], np.ndarray]:
-    with np.load(DEFAULT_ROOT / "thermal" / "v4" / "reference.npz", allow_pickle=False) as z:
+    with np.load(ModelRegistry(DEFAULT_ROOT).latest("thermal").directory / "reference.npz", allow_pickle=False) as z:
         return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
 
 
