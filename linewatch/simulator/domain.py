@@ -171,8 +171,8 @@ def _poles_for(rng: np.random.Generator, asset_type: str) -> int:
 
 
 def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
-    """Machine ``i``'s :class:`~.thermal.ThermalStyle` as ``Asset.extra`` keys (its own random
-    stream: the machine's other draws are those of fleets made before it existed)."""
+    """Machine ``i``'s :class:`~.thermal.ThermalStyle` as ``Asset.extra`` keys, from its own
+    random stream (the machine's other draws, and so its PLC and audio data, are unchanged)."""
     rng = make_rng(seed, "domain-thermal-style", spec.name, i)
     return {"thermal_body_share": float(rng.uniform(*spec.body_share)),
             "thermal_axial_slope": float(rng.uniform(*spec.axial_slope)),
