@@ -5,8 +5,8 @@ all. Some of them need context a given input may lack. Audio names ``imbalance``
 shaft-harmonic levels *against the machine's learned healthy levels* (features v4): without that
 baseline (``baseline.available`` 0: before the job has learnt it, or a single file in
 ``linewatch inspect`` without ``--healthy-audio``) one clip finds 0.35-0.41 of the imbalances and
-calls healthy, tone-dominated machines of other generators imbalanced (docs/models.md, "Audio:
-without a baseline, imbalance is withheld"). Such a prediction **withholds** ``imbalance``:
+calls healthy, tone-dominated machines of other generators imbalanced (docs/models.md, "Audio
+without a baseline withholds imbalance"). Such a prediction **withholds** ``imbalance``:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
   all (``fusion.json`` ``visible``): :func:`drop_withheld`;

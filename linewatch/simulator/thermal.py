@@ -220,18 +220,19 @@ class ThermalCamera:
         body_rise = st.body_share * (s.winding_c - amb)
         slope = st.axial_slope
         de_c, nde_c = s.bearing_c, s.nde_c
+        cooling_extra: np.ndarray | float = 0.0
         if s.fault == "cooling_failure":
             if s.variant in st.cooling_slope_change:
                 slope = slope + st.cooling_slope_change[s.variant] * e
+            else:  # the plant's pattern
+                cooling_extra = 6.0 * e * self.u_body
             unseen = 1.0 - st.cooling_housing_share  # the part of the housings' cooling heat not shown
             de_c, nde_c = de_c - unseen * COOLING_DE_K * e, nde_c - unseen * COOLING_NDE_K * e
         elif s.fault == "bearing_wear" and st.bearing_wear_nde_share > 0 and rng is not None \
                 and rng.random() < st.bearing_wear_nde_share:  # the worn bearing is the NDE one
             moved = (BEARING_WEAR_DE_K - BEARING_WEAR_NDE_K) * e**2
             de_c, nde_c = de_c - moved, nde_c + moved
-        body = amb + body_rise * ((1.0 - 0.5 * slope) + slope * self.u_body) * self.fins
-        if s.fault == "cooling_failure" and s.variant not in st.cooling_slope_change:
-            body = body + 6.0 * e * self.u_body
+        body = amb + body_rise * ((1.0 - 0.5 * slope) + slope * self.u_body) * self.fins + cooling_extra
         layers.append(("motor_body", body))
         layers.append(("nde_bearing", amb + 0.85 * (nde_c - amb) * (0.8 + 0.4 * self.nde_core)))
         tbox = amb + 0.3 * (s.winding_c - amb) + s.hotspot_k * self.lug
