@@ -1149,10 +1149,13 @@ def code_snapshot(mode: str, data: Path) -> tuple[Path | None, dict[str, Any]]:
     return code, info
 
 
-def _inspect(files: list[str], assets: Path, refs: list[str], code: Path | None) -> tuple[list[dict[str, Any]], str, int]:
+def _inspect(files: list[str], assets: Path, refs: list[str], code: Path | None, registry: Path | None = None
+             ) -> tuple[list[dict[str, Any]], str, int]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     if code is None:
         cmd, cwd = [str(CLI), "inspect"], ROOT
+        if registry is not None:
+            cmd += ["--registry", str(registry)]
     else:  # the exported commit, imported ahead of the editable install
         cmd = [sys.executable, "-c", "import sys; from linewatch.cli.app import main; sys.argv[0] = 'linewatch'; "
                "sys.exit(main())", "inspect", "--registry", str(code / "models" / "default")]
@@ -1169,7 +1172,7 @@ def _inspect(files: list[str], assets: Path, refs: list[str], code: Path | None)
 
 
 def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, with_refs: bool,
-          workers: int, label: str, code: Path | None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+          workers: int, label: str, code: Path | None, registry: Path | None = None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """One inspect call per group of samples holding at most one sample per machine."""
     from tqdm import tqdm
 
@@ -1184,7 +1187,7 @@ def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, wit
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
     with ThreadPoolExecutor(workers) as pool, tqdm(total=len(calls), desc=f"inspect ({label})", unit="call") as bar:
-        futures = [pool.submit(_inspect, f, assets, r, code) for f, r in calls]
+        futures = [pool.submit(_inspect, f, assets, r, code, registry) for f, r in calls]
         for (files, _), fut in zip(calls, futures):
             recs, stderr, rc = fut.result()
             for r in recs:
@@ -1489,7 +1492,11 @@ def main() -> None:
     ap.add_argument("--code", choices=("tree", "head"), default="tree",
                     help="score with the working tree's linewatch, or with HEAD exported by `git archive` (a tree "
                          "that others are editing during the run)")
+    ap.add_argument("--registry", type=Path, default=None,
+                    help="score with this model registry (working tree's code; default: the shipped models)")
     args = ap.parse_args()
+    if args.registry is not None and args.code != "tree":
+        ap.error("--registry scores with the working tree's code: leave --code at tree")
     t0 = time.time()
     data = args.data or Path(os.environ.get("TMPDIR", "/tmp")) / f"foreign_fleet_{args.seed}"
     if data.exists():
@@ -1511,7 +1518,7 @@ def main() -> None:
     for with_refs in modes:
         label = "with_healthy_audio" if with_refs else "single_recording"
         t1 = time.time()
-        by_file, logs = score(samples, refs, assets, with_refs, args.workers, label, code)
+        by_file, logs = score(samples, refs, assets, with_refs, args.workers, label, code, args.registry)
         rows = attach(samples, by_file)
         vis = {m: visible_classes(rows, m) for m in ("audio", "thermal")}
         vis["fused"] = [c for c in CLASSES if c in vis["audio"] or c in vis["thermal"]]

@@ -4,6 +4,8 @@ log-mel, and to decide whether LIME and a rule point at the same signals (agreem
 
 >>> signal_group("audio", "comb.bpfo"), signal_group("thermal", "rel.de_minus_body")
 ('bearing_envelope', 'bearing_heat')
+>>> signal_group("audio", "baseline.comb.bpfo.delta"), signal_group("audio", "baseline.shaft.1x.delta_db")
+('bearing_envelope', 'shaft_orders')
 >>> thermal_regions_of("rel.de_minus_body")
 ('de_bearing', 'motor_body')
 >>> [round(lo) for lo, hi in audio_bands_hz("shape.band0.db", np.zeros(79, np.float32))]
@@ -66,6 +68,8 @@ def signal_group(modality: str, feature: str) -> str:
         regions = thermal_regions_of(feature)
         return _REGION_GROUP[regions[0]] if regions else "context"
     if modality == "audio":
+        if feature.startswith("baseline.") and feature.endswith((".delta", ".delta_db")):
+            feature = feature.removeprefix("baseline.").rsplit(".", 1)[0]  # a value against the machine's own
         if feature.startswith(("env.shaft.", "shaft.")):
             return "shaft_orders"
         if feature.startswith(("env.", "comb.")):
@@ -104,7 +108,10 @@ def audio_bands_hz(feature: str, vector: NDArray[Any], profile: AssetProfile | N
                    ) -> list[tuple[float, float]]:
     """Frequency ranges (Hz) of the 16 kHz clip a feature of ``pipeline.features.audio_physics`` is
     computed from: tones at shaft orders, band shares, spectral-kurtosis bands, and for envelope
-    features the demodulation (carrier) bands. Empty for speed estimates and flags."""
+    features the demodulation (carrier) bands; a ``baseline.<value>.delta`` those of its value. Empty
+    for speed estimates and flags."""
+    if feature.startswith("baseline.") and feature.endswith((".delta", ".delta_db")):
+        feature = feature.removeprefix("baseline.").rsplit(".", 1)[0]
     shaft_hz = _named(vector, "speed.shaft_hz") * 60.0
     tol = max(0.5, 0.015 * shaft_hz)
     if feature.startswith("shaft.") and shaft_hz > 0:

@@ -178,6 +178,14 @@ class AudioRenderer:
         # Impacts ringing the structural resonance: healthy random knocks + bearing defect train.
         k_h = rng.poisson(40.0 * max(sf.mean(), 0.05))
         imp = _impulses(n, rng.integers(0, n, k_h), 0.006 * ex.get("knock_scale", 1.0) * np.abs(rng.standard_normal(k_h)))
+        per_rev = int(ex.get("sync_impacts_per_rev", 0.0))
+        if per_rev:
+            # shaft-locked knocks of a healthy machine (valve clicks, a cam, a coupling with play):
+            # per_rev a revolution, ringing the same structure as a bearing defect does
+            turns = per_rev * (phi - phi[0]) / (2 * np.pi) + ex.get("sync_impact_phase", 0.0)
+            beats = np.flatnonzero(np.diff(np.floor(turns)) > 0) + 1
+            level = 0.006 * ex.get("knock_scale", 1.0) * ex.get("sync_impact_scale", 1.0)
+            imp += _impulses(n, beats, level * rng.lognormal(0.0, 0.25, beats.size))
         if fault == "bearing_wear" and e > 0:
             # outer race: impacts at BPFO; inner race: at BPFI, amplitude modulated by the load zone
             # once per revolution; rolling element: at 2 x BSF (it strikes both races), modulated

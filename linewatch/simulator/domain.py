@@ -112,6 +112,9 @@ class DomainSpec:
     cooling_slope_blocked_fins: tuple[float, float] = (-0.5, 0.6)
     cooling_housing_share: tuple[float, float] = (0.15, 1.0)
     bearing_wear_nde_share: float = 0.35
+    sync_impact_share: float = 0.35
+    sync_impacts_per_rev: tuple[int, int] = (1, 6)
+    sync_impact_scale: tuple[float, float] = (0.5, 12.0)
 
 
 TRAIN_DOMAIN = DomainSpec("train", ("pump", "press", "conveyor"))
@@ -182,6 +185,20 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
             "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share}
 
 
+def _sync_impacts(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
+    """Machine ``i``'s healthy shaft-locked knocks as ``Asset.extra`` keys, from its own random
+    stream (the machine's other draws are unchanged): on a ``sync_impact_share`` of the machines,
+    1-6 knocks per revolution (valve clicks, a cam, a coupling with play) at 0.5-12x the level of
+    the machine's random knocks, ringing the same structural resonance as a bearing defect.
+    ``sync_impacts_per_rev`` 0: none."""
+    rng = make_rng(seed, "domain-sync-impacts", spec.name, i)
+    present = bool(rng.random() < spec.sync_impact_share)
+    per_rev = int(rng.integers(spec.sync_impacts_per_rev[0], spec.sync_impacts_per_rev[1] + 1))
+    return {"sync_impacts_per_rev": float(per_rev if present else 0),
+            "sync_impact_scale": _lu(rng, *spec.sync_impact_scale),
+            "sync_impact_phase": float(rng.uniform(0.0, 1.0))}
+
+
 def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
     """Machine ``i`` of a randomised fleet (deterministic in ``(i, seed, spec.name)``)."""
     rng = make_rng(seed, "domain-asset", spec.name, i)
@@ -239,6 +256,7 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
            for part in ("base", "driven", "motor_body", "nde_bearing", "terminal_box", "de_bearing")},
         "emissivity_coupling": float(rng.uniform(*spec.emissivity_metal)),
         **_thermal_style(i, seed, spec),
+        **_sync_impacts(i, seed, spec),
     }
     return Asset(
         asset_id=f"{ASSET_PREFIX[asset_type]}-{spec.name[0].upper()}{i + 1:04d}",

@@ -49,6 +49,7 @@ from models.training.gates import (
 )
 from models.training.loop import predict_logits
 from models.training.metrics import confusion_png
+from pipeline.features.vector_history import columns_of
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +152,17 @@ def _regression(registry: ModelRegistry, modality: str, spec_shape: list[int], f
     except LookupError:
         return None
     card = latest.card
-    if list(card.input.get("shape", [])) == spec_shape and card.features_version == features_version:
-        old_probs = _probs(ort_logits(ort_session(latest.path()), test.inputs))
+    same = list(card.input.get("shape", [])) == spec_shape and card.features_version == features_version
+    columns = None if same else columns_of(modality, card.features_version, features_version)
+    if columns is not None and len(columns) != int(np.prod(card.input.get("shape", [0]))):
+        columns = None
+    if same or columns is not None:
+        inputs = test.inputs if same else test.inputs[:, columns]
+        old_probs = _probs(ort_logits(ort_session(latest.path()), inputs))
         old = evaluate(apply_mask(old_probs, possible_mask(test.asset_types, classes)), test.labels, test.severity,
                        classes)
-        basis = "registered model re-scored on this test split"
+        basis = "registered model re-scored on this test split" + (
+            "" if same else f" (its features v{card.features_version} values picked from the new vector by name)")
         new_f1, old_f1 = new.macro_f1_past_moderate, old.macro_f1_past_moderate
     else:
         basis = (f"input changed (registered: features v{card.features_version}, shape {card.input.get('shape')}), "
