@@ -130,9 +130,6 @@ def main() -> None:
     parser.add_argument("--patience", type=int, default=20)
     parser.add_argument("--no-ablation", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="tiny data and models (CPU test of this script)")
-    parser.add_argument("--knocks-with-baseline", action="store_true",
-                        help="read every clip of a machine that knocks in step with its shaft against a learned "
-                             "healthy baseline (build_domain_dataset's knocks_with_baseline)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     out = args.out
@@ -153,14 +150,12 @@ def main() -> None:
     else:
         t = time.perf_counter()
         ds = build_domain_dataset(args.train_per_class, args.train_assets, seed=args.seed + 11, domain="train",
-                                  workers=args.workers, images=ablation,
-                                  knocks_with_baseline=args.knocks_with_baseline)
+                                  workers=args.workers, images=ablation)
         results["phases"]["data_train_s"] = round(time.perf_counter() - t, 1)
         log(f"train-domain data: {ds.n} samples, {len(set(ds.groups.tolist()))} machines")
         t = time.perf_counter()
         unseen = build_domain_dataset(args.unseen_per_class, args.unseen_assets, seed=args.seed + 23,
-                                      domain="unseen", workers=args.workers, images=ablation,
-                                      knocks_with_baseline=args.knocks_with_baseline)
+                                      domain="unseen", workers=args.workers, images=ablation)
         results["phases"]["data_unseen_s"] = round(time.perf_counter() - t, 1)
         log(f"unseen-domain data: {unseen.n} samples")
         files = save_data(ds, out, "train", split_modalities=True) + save_data(unseen, out, "unseen", False)

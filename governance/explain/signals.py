@@ -4,8 +4,8 @@ log-mel, and to decide whether LIME and a rule point at the same signals (agreem
 
 >>> signal_group("audio", "comb.bpfo"), signal_group("thermal", "rel.de_minus_body")
 ('bearing_envelope', 'bearing_heat')
->>> signal_group("audio", "baseline.comb.bpfo.delta"), signal_group("audio", "baseline.shaft.1x.delta_db")
-('bearing_envelope', 'shaft_orders')
+>>> signal_group("audio", "baseline.shaft.1x.delta_db")   # a value against the machine's own: its value's group
+'shaft_orders'
 >>> thermal_regions_of("rel.de_minus_body")
 ('de_bearing', 'motor_body')
 >>> [round(lo) for lo, hi in audio_bands_hz("shape.band0.db", np.zeros(79, np.float32))]

@@ -112,7 +112,7 @@ class DomainSpec:
     cooling_slope_blocked_fins: tuple[float, float] = (-0.5, 0.6)
     cooling_housing_share: tuple[float, float] = (0.15, 1.0)
     bearing_wear_nde_share: float = 0.35
-    sync_impact_share: float = 0.35
+    sync_impact_share: float = 0.0
     sync_impacts_per_rev: tuple[int, int] = (1, 6)
     sync_impact_scale: tuple[float, float] = (0.5, 12.0)
 
@@ -190,7 +190,9 @@ def _sync_impacts(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     stream (the machine's other draws are unchanged): on a ``sync_impact_share`` of the machines,
     1-6 knocks per revolution (valve clicks, a cam, a coupling with play) at 0.5-12x the level of
     the machine's random knocks, ringing the same structural resonance as a bearing defect.
-    ``sync_impacts_per_rev`` 0: none."""
+    ``sync_impacts_per_rev`` 0: none. The share is 0 in ``TRAIN_DOMAIN`` / ``UNSEEN_DOMAIN`` (the
+    shipped models' fleets); ``bench/bench_audio_sync_impacts.py`` and docs/models.md ("Audio:
+    machines that knock in step with the shaft") use it."""
     rng = make_rng(seed, "domain-sync-impacts", spec.name, i)
     present = bool(rng.random() < spec.sync_impact_share)
     per_rev = int(rng.integers(spec.sync_impacts_per_rev[0], spec.sync_impacts_per_rev[1] + 1))

@@ -176,7 +176,7 @@ def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, poi
     learnt by the job's rules (None when too few clips pass them). The clips are samples
     ``index0``, ``index0 + 1``... (their own noise)."""
     from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
-    from pipeline.features.audio_physics import AudioInputError, baseline_inputs
+    from pipeline.features.audio_physics import AudioInputError, clip_levels
 
     learner = AudioBaseline(AudioBaselineRules(clips=clips, min_gap_ms=0))
     faulty = fault_scale > 0 and spec.fault != "normal"
@@ -188,22 +188,22 @@ def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, poi
                         severity=spec.severity * fault_scale if faulty else 0.0, variant=spec.variant if faulty else "")
         clip = renderer.render(other, ("audio",)).clip.astype(np.float32) / 32768.0
         try:
-            levels = baseline_inputs(audio_vector(clip, 16_000, profile))
+            levels = clip_levels(audio_vector(clip, 16_000, profile))
         except AudioInputError:
             continue
         if learner.observe(levels, event_ms=k):
-            return learner.healthy
+            return learner.levels_db
     return None
 
 
-def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
-                                bool]) -> dict[str, np.ndarray]:
+def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int]
+                  ) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
-     audio_baseline_share, audio_chronic_share, audio_baseline_clips, knocks_with_baseline) = args
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
@@ -227,8 +227,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
             hint = float(np.median(speed)) / 60.0 if np.isfinite(speed).any() else None
         base_rng = make_rng(seed, "domain-audio-baseline", domain_name, i)  # its own stream: v3 draws unchanged
         levels, kind = None, 0
-        knocks = fleet[spec.asset_index].extra.get("sync_impacts_per_rev", 0.0) > 0
-        if base_rng.random() < audio_baseline_share or (knocks_with_baseline and knocks):
+        if base_rng.random() < audio_baseline_share:
             if spec.asset_index not in machine_points:
                 machine_points[spec.asset_index] = [s for s in specs if s.asset_index == spec.asset_index]
             points = machine_points[spec.asset_index]
@@ -280,17 +279,14 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          workers: int = 1, progress: bool = False, baseline_share: float = 0.4,
                          speed_hint_share: float = 0.3, images: bool = False,
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
-                         audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
-                         knocks_with_baseline: bool = False) -> DomainDataset:
+                         audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
     ``audio_chronic_share`` of the faulty ones against a baseline learnt while the fault was there
     (0.5-1.0x its severity, a quarter of the learning period); the rest healthy, learnt over
     ``audio_baseline_clips`` clips. ``DomainDataset.audio_baseline`` says which: 0 none, 1 healthy,
-    2 chronic. ``knocks_with_baseline``: every clip of a machine that knocks in step with its shaft
-    (``sync_impacts_per_rev``) is read against a baseline (the model then never learns that a single
-    clip of such a machine is ambiguous without one; see docs/models.md "Audio v6").
+    2 chronic.
 
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
@@ -303,8 +299,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
-              audio_baseline_share, audio_chronic_share, audio_baseline_clips, knocks_with_baseline)
-             for c in _chunks(specs, 64)]
+              audio_baseline_share, audio_chronic_share, audio_baseline_clips) for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
     if workers <= 1:

@@ -225,11 +225,11 @@ class Inspector:
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
 
     def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, tuple[float, ...]]:
-        """Per machine, the healthy baseline values (shaft levels, bearing values) of recordings made when it was healthy
+        """Per machine, the healthy shaft-harmonic levels of recordings made when it was healthy
         (``--healthy-audio``): the median over every 1 s segment of its files, as the job learns
         them (:mod:`pipeline.features.audio_baseline`). The machine of a file is ``asset_id`` or its
         name's."""
-        from pipeline.features.audio_physics import audio_segment_vectors, baseline_inputs
+        from pipeline.features.audio_physics import audio_segment_vectors, clip_levels
 
         levels: dict[str, list[np.ndarray]] = defaultdict(list)
         for path in healthy:
@@ -238,7 +238,7 @@ class Inspector:
                 raise InspectInputError(f"{path}: no machine id for a healthy recording (use --asset or "
                                         "<ASSET>-<stamp> file names)")
             x, rate = read_wav(Path(path))
-            levels[aid] += [baseline_inputs(v) for v in audio_segment_vectors(x, rate, self.profile(aid, []))]
+            levels[aid] += [clip_levels(v) for v in audio_segment_vectors(x, rate, self.profile(aid, []))]
         return {aid: tuple(float(v) for v in np.median(np.stack(rows), axis=0)) for aid, rows in levels.items()}
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None
@@ -280,7 +280,7 @@ class Inspector:
                         x, rate = read_wav(path)
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
                                                      shaft_hz=speed_hint.get(aid), source=str(path),
-                                                     baseline=baselines.get(aid))
+                                                     baseline_db=baselines.get(aid))
                         if aid not in baselines:
                             result.warnings.append("read without the machine's healthy sound: audio withholds "
                                                    "imbalance (one recording cannot show it; give one made when the "

@@ -4,15 +4,11 @@ Bump :data:`FEATURES_VERSION` whenever an output changes meaning, order or scale
 carry it and models record the version they were trained on.
 """
 
-FEATURES_VERSION: int = 5
+FEATURES_VERSION: int = 4
 """2: the messages carry ``vector``, the physics-normalised model input (see docs/features.md).
 3: audio vector 79 values (fast-kurtogram demodulation bands, fault combs with a shared slip, blind
 comb for unknown bearings); PLC vector 45 values (rated current estimated from rated power, VFD
 flag, affinity-law pressure).
 4: audio vector 86 values: the 79 of v3, then the six shaft-harmonic levels against the machine's
 learned healthy levels and a ``baseline.available`` flag (``pipeline.features.audio_baseline``);
-PLC and thermal vectors unchanged from v3.
-5: audio vector 131 values: the 79 clip values of v3, ``comb.sync`` and ``comb.sync_order`` (the
-strongest comb at an integer shaft order: shaft-locked knocks that are not a bearing), then the
-baseline values: the six shaft-level deltas of v4, 43 bearing-value deltas against the machine's
-learned healthy ones, and ``baseline.available``; PLC and thermal vectors unchanged."""
+PLC and thermal vectors unchanged from v3."""

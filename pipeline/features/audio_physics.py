@@ -26,16 +26,13 @@ microphone's gain; this vector does not see either:
    a defect rings the structure; :func:`fault_comb` scores each fault frequency's harmonics with
    one common slip / speed-error deviation, with the BPFI +-1x and 2xBSF +-FTF sidebands;
    :func:`blind_comb` finds the best comb of any non-synchronous order (unknown bearings).
-   :func:`sync_comb` (features v5) scores the best comb at an integer order: shaft-locked knocks
-   (valve clicks, a cam, a coupling) that ring the structure like a bearing defect but are not one.
 
-7. **Against the machine's own healthy sound** (features v4, v5). The six shaft-harmonic levels and
-   (v5) 43 bearing values minus the machine's learned healthy ones, and a flag
-   (:mod:`pipeline.features.audio_baseline`;
+7. **Against the machine's own healthy sound** (features v4). The six shaft-harmonic levels minus
+   the machine's learned healthy levels, and a flag (:mod:`pipeline.features.audio_baseline`;
    zeros and flag 0 without a learned baseline).
 
-:data:`AUDIO_VECTOR_NAMES` names the 131 float32 values (all finite): the clip's 81
-(:data:`AUDIO_CLIP_NAMES`) and the 50 baseline values. Bump
+:data:`AUDIO_VECTOR_NAMES` names the 86 float32 values (all finite): the clip's 79
+(:data:`AUDIO_CLIP_NAMES`) and the seven baseline values. Bump
 ``pipeline.features.FEATURES_VERSION`` when they change.
 
 >>> sr = 16000; t = np.arange(sr) / sr
@@ -43,7 +40,7 @@ microphone's gain; this vector does not see either:
 >>> clip = tone + 0.01 * np.random.default_rng(0).standard_normal(sr)
 >>> v = audio_vector(clip, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> v.shape, abs(float(v[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")]) * 60 - 24.7) < 0.3
-((131,), True)
+((86,), True)
 >>> louder = audio_vector(clip * 4.0, sr, {"asset_id": "M", "nominal_rpm": 1480})
 >>> bool(np.allclose(v, louder, atol=1e-3))
 True
@@ -63,7 +60,7 @@ from scipy.ndimage import median_filter
 from scipy.signal import resample_poly
 
 from pipeline.features.asset_profile import AssetProfile, as_profile
-from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, BASELINE_INPUT_NAMES, baseline_values
+from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, baseline_values
 
 SAMPLE_RATE = 16_000
 SEGMENT = SAMPLE_RATE
@@ -97,9 +94,6 @@ COMB_HARMONICS = 4
 #: (the defect rate runs 1-2 % below kinematics) and the speed estimate errs by about 1 %.
 COMB_DEVIATION = np.arange(-0.04, 0.0201, 0.002)
 BLIND_ORDERS = (1.5, 12.0, 0.01)
-#: Integer shaft orders of :func:`sync_comb` and its deviation search (speed error only: no slip).
-SYNC_ORDERS = np.arange(1, 13)
-SYNC_DEVIATION = np.arange(-0.01, 0.01001, 0.0025)
 
 AUDIO_CLIP_NAMES: tuple[str, ...] = (
     *(f"shaft.{k}x.prom" for k in range(1, N_SHAFT_HARMONICS + 1)),
@@ -116,13 +110,12 @@ AUDIO_CLIP_NAMES: tuple[str, ...] = (
     "flag.orders_available", "flag.band_known", "flag.vfd",
     "kurtogram.kurtosis_log", "kurtogram.center", "kurtogram.log2_bandwidth",
     "comb.bpfo", "comb.bpfi", "comb.bsf2", "comb.max", "comb.blind", "comb.blind_order",
-    "comb.sync", "comb.sync_order",
 )
-#: The model input: the clip's 81 values, then its shaft-harmonic levels and bearing values against
-#: the machine's learned healthy ones (:mod:`pipeline.features.audio_baseline`; zeros and ``baseline.available``
+#: The model input: the clip's 79 values, then its shaft-harmonic levels against the machine's
+#: learned healthy levels (:mod:`pipeline.features.audio_baseline`; zeros and ``baseline.available``
 #: 0 without one).
 AUDIO_VECTOR_NAMES: tuple[str, ...] = AUDIO_CLIP_NAMES + AUDIO_BASELINE_NAMES
-_BASELINE_INDEX = np.array([AUDIO_CLIP_NAMES.index(n) for n in BASELINE_INPUT_NAMES])
+_LEVEL_INDEX = np.array([AUDIO_CLIP_NAMES.index(n) for n in CLIP_LEVEL_NAMES])
 
 
 class AudioInputError(ValueError):
@@ -441,33 +434,6 @@ def blind_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, flo
     return max((float(row[b]), float(orders[b])) for row, b in zip(rows, np.argmax(rows, axis=1), strict=True))
 
 
-def sync_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, float]:
-    """Strongest harmonic comb at an *integer* shaft order 1-12: knocks locked to the shaft (valve
-    clicks, a cam, a coupling with play), which ring the structure as a bearing defect does but
-    repeat at whole orders (features v5; :func:`blind_comb` leaves those orders out).
-
-    Returns ``(score, order)``: the mean prominence of the order's first :data:`COMB_HARMONICS`
-    harmonics for the best common deviation in :data:`SYNC_DEVIATION` (the speed estimate's error),
-    best over the rows of ``prom``; ``(-1, 0)`` when no order has two harmonics in the spectrum.
-
-    >>> prom = np.zeros(801); prom[[75, 150, 225, 300]] = 5.0   # 3 knocks a turn of a 25 Hz shaft
-    >>> score, order = sync_comb(prom, 1.0, 25.0)
-    >>> round(score, 2), order
-    (5.0, 3.0)
-    >>> prom = np.zeros(801); prom[[89, 178, 267, 356]] = 5.0   # a bearing at 3.56 orders
-    >>> round(sync_comb(prom, 1.0, 25.0)[0], 2)
-    0.0
-    """
-    freqs = (1.0 + SYNC_DEVIATION)[:, None, None] * (SYNC_ORDERS * shaft_hz)[None, :, None] \
-        * np.arange(1, COMB_HARMONICS + 1)[None, None, :]
-    values, inside = _comb_values(prom, df, freqs)
-    n_in = inside.sum(axis=-1)
-    score = np.where(n_in >= 2, values.sum(axis=-1) / np.maximum(n_in, 1), -1.0)
-    per_order = score.reshape(-1, score.shape[-1]).max(axis=0)
-    best = int(np.argmax(per_order))
-    return (float(per_order[best]), float(SYNC_ORDERS[best])) if per_order[best] > -1.0 else (-1.0, 0.0)
-
-
 @lru_cache(maxsize=4)
 def _sk_bins(n_fft: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     freqs = np.fft.rfftfreq(n_fft, 1.0 / SAMPLE_RATE)
@@ -581,7 +547,6 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
         order = orders.get(name)
         comb_scores.append(fault_comb(all_proms, df_env, order * f_r, sideband) if order else 0.0)
     blind = blind_comb(all_proms, df_env, f_r)
-    sync = sync_comb(all_proms, df_env, f_r)
     out += env_stats
     out += combs.tolist()
     out += [nonsync_best[0] if np.isfinite(nonsync_best[0]) else 0.0, nonsync_best[1] / 12.0, nonsync_best[2],
@@ -595,7 +560,6 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     out += [float(np.log1p(max(k_kurt[int(top[0])], 0.0))), 0.5 * (best_band[0] + best_band[1]) / SAMPLE_RATE,
             float(np.log2((best_band[1] - best_band[0]) / 1_000.0))]
     out += comb_scores + [max(comb_scores + [blind[0]]), blind[0], blind[1] / 12.0]
-    out += [sync[0], sync[1] / 12.0]
     vec = np.asarray(out, dtype=np.float64)
     return vec
 
@@ -611,48 +575,48 @@ def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetPr
     return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
 
 
-def finish_audio_vector(vec: np.ndarray, baseline: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
-    """A raw vector (one segment's 81 values, or the median of several) as the model reads it:
-    prominences clipped to :data:`PROM_CLIP`, non-finite values 0, then the 50 baseline values
-    against ``baseline`` (the machine's learned healthy values, or None), float32 ``(131,)``."""
+def finish_audio_vector(vec: np.ndarray, baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """A raw vector (one segment's 79 values, or the median of several) as the model reads it:
+    prominences clipped to :data:`PROM_CLIP`, non-finite values 0, then the seven baseline values
+    against ``baseline_db`` (the machine's learned healthy levels, or None), float32 ``(86,)``."""
     out = np.array(vec, dtype=np.float64)[: len(AUDIO_CLIP_NAMES)]
     out[_PROM_INDEX] = np.clip(out[_PROM_INDEX], *PROM_CLIP)
     clip = np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
-    return np.concatenate([clip, baseline_values(clip[_BASELINE_INDEX], baseline)])
+    return np.concatenate([clip, baseline_values(clip[_LEVEL_INDEX], baseline_db)])
 
 
-def baseline_inputs(vector: np.ndarray) -> np.ndarray:
-    """The values of an audio vector that a machine's baseline learns (``BASELINE_INPUT_NAMES``): what
+def clip_levels(vector: np.ndarray) -> np.ndarray:
+    """The six shaft-harmonic levels (dB over the clip's RMS) of an audio vector: what
     :class:`~pipeline.features.audio_baseline.AudioBaseline` learns from."""
-    return np.asarray(vector)[_BASELINE_INDEX].astype(np.float64)
+    return np.asarray(vector)[_LEVEL_INDEX].astype(np.float64)
 
 
 def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                           shaft_hz: float | None = None, raw: bool = False,
-                          baseline: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
-    """``(k, 131)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
+                          baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """``(k, 86)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
     :func:`segments`), each one as :func:`audio_vector` gives it for that second alone
-    (``raw``: ``(k, 81)`` before :func:`finish_audio_vector`, what :func:`audio_vector` takes the
+    (``raw``: ``(k, 79)`` before :func:`finish_audio_vector`, what :func:`audio_vector` takes the
     median of). A model can score every segment and combine its outputs (``linewatch inspect``)."""
     x = resample_to_16k(samples, sample_rate)
     if not np.all(np.isfinite(x)):
         raise AudioInputError("the clip holds NaN or infinite samples")
     profile = as_profile(asset)
     parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in segments(x)])
-    return parts if raw else np.stack([finish_audio_vector(v, baseline) for v in parts])
+    return parts if raw else np.stack([finish_audio_vector(v, baseline_db) for v in parts])
 
 
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                  shaft_hz: float | None = None,
-                 baseline: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
-    """``float32 (131,)`` physics-normalised model input of one clip (see the module docstring).
+                 baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+    """``float32 (86,)`` physics-normalised model input of one clip (see the module docstring).
 
     ``asset``: an :class:`~pipeline.features.asset_profile.AssetProfile`, an ``assets.json`` entry or
     ``AssetInfo`` (None: no speed or bearing knowledge; the speed is searched in 8-65 Hz).
     ``shaft_hz``: a measured running speed (e.g. PLC ``speed_rpm`` / 60) to search around.
-    ``baseline``: the machine's learned healthy values
-    (:attr:`~pipeline.features.audio_baseline.AudioBaseline.healthy`), or None.
+    ``baseline_db``: the machine's learned healthy shaft-harmonic levels
+    (:class:`~pipeline.features.audio_baseline.AudioBaseline`), or None.
     Raises :class:`AudioInputError` for clips that cannot be scored (too short, silent).
     """
     vec = median_over_segments(samples, sample_rate, as_profile(asset), shaft_hz, _segment_vector)
-    return finish_audio_vector(vec, baseline)
+    return finish_audio_vector(vec, baseline_db)

@@ -116,17 +116,17 @@ def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,
                            sample_rate: int = 16_000, asset: object = None, shaft_hz: float | None = None,
                            source: str = "", ingest_time_ms: int = 0,
-                           baseline: tuple[float, ...] | None = None) -> AudioFeatures:
+                           baseline_db: tuple[float, ...] | None = None) -> AudioFeatures:
     """``AudioFeatures`` of one clip: statistics, the float32 log-mel spectrogram and ``vector``.
 
     The log-mel and statistics describe the clip at 16 kHz (other rates are resampled);
     ``shaft_hz`` (a measured running speed, e.g. PLC ``speed_rpm`` / 60) narrows the speed search;
-    ``baseline``: the machine's learned healthy values (:mod:`pipeline.features.audio_baseline`;
-    the job's), read into the vector's baseline values (its last 50).
+    ``baseline_db``: the machine's learned healthy shaft-harmonic levels
+    (:mod:`pipeline.features.audio_baseline`; the job's), read into the vector's last seven values.
     """
     x = resample_to_16k(samples, sample_rate)
     mel, stats = audio_features(x, 16_000, asset, shaft_hz)
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
                          ingest_time_ms=ingest_time_ms,
-                         vector=audio_vector(x, 16_000, asset, shaft_hz, baseline))
+                         vector=audio_vector(x, 16_000, asset, shaft_hz, baseline_db))

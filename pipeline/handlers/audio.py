@@ -14,7 +14,7 @@ from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_wav
 from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
-from pipeline.features.audio_physics import baseline_inputs
+from pipeline.features.audio_physics import clip_levels
 from pipeline.features.messages import audio_features_message
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -58,9 +58,9 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     learner = audio_baseline(ctx, state, blob.asset_id, out)
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
                                  asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
-                                 baseline=learner.healthy if learner is not None else None)
+                                 baseline_db=learner.levels_db if learner is not None else None)
     if learner is not None and not learner.learned:  # learning: every clip changes the learner
-        if learner.observe(baseline_inputs(msg.vector), entry.event_time_ms):
+        if learner.observe(clip_levels(msg.vector), entry.event_time_ms):
             out.count("audio_baseline_learned")
         state.audio_baseline = learner
     out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))

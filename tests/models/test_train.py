@@ -1,5 +1,6 @@
 """End-to-end training on tiny data (CPU smoke runs): card and files, the grouped split, gates
-that stop registration (a failed INT8 gate, a regressed model without --force), datasets from a
+that stop registration (a failed INT8 gate, a regressed model without --force), the regression
+check across a features version (the old model's columns picked by name), datasets from a
 directory equal to the in-memory ones, training from a saved teacher checkpoint."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from models.registry import ModelRegistry
 from models.training import AccuracyGateError, train_modality
 from models.training.fitting import fit_models
 from models.training.train import FILES, METRIC_ROLES, package
+from pipeline.features.vector_history import vector_names
 
 torch.set_num_threads(1)
 TINY = TeacherConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=2)
@@ -124,6 +126,23 @@ def test_gate_refuses_a_regressed_model_unless_forced(tmp_path) -> None:
     assert forced.version == "v2" and forced.gates["forced"] is True
     check = next(c for c in forced.gates["checks"] if c["name"] == "no_regression")
     assert not check["passed"] and "re-scored on this test split" in check["detail"]
+
+
+def test_the_gate_re_scores_a_model_of_an_earlier_features_version_on_its_own_columns(tiny, tmp_path) -> None:
+    """A registered audio model of features v3 (the 79 clip values) is re-scored on the v4 test
+    split, its columns picked by name, instead of compared with a number recorded on other data."""
+    data = tiny[0].samples("audio")
+    n3 = len(vector_names("audio", 3) or ())
+    assert 0 < n3 < data.inputs.shape[1]
+    old = replace(data, inputs=data.inputs[:, :n3], features_version=3,
+                  reference=None if data.reference is None else data.reference[:, :n3],
+                  reference_names=data.reference_names[:n3])
+    cfg = tiny_config()
+    v1 = package(fit_models("audio", old, cfg), old, tmp_path / "reg", cfg)
+    assert v1.features_version == 3 and v1.input["shape"] == [n3]
+    v2 = package(fit_models("audio", data, cfg), data, tmp_path / "reg", cfg, force=True)
+    check = next(c for c in v2.gates["checks"] if c["name"] == "no_regression")
+    assert "re-scored on this test split" in check["detail"] and "picked from the new vector by name" in check["detail"]
 
 
 def test_training_from_a_saved_teacher_checkpoint(tiny, tmp_path) -> None:
