@@ -253,22 +253,53 @@ class StreamWorker:
             return False
         return self._commit(st, commit, dead)
 
+    def _group_exists(self, stream: str) -> bool:
+        """Whether ``stream`` has this worker's group (``XINFO GROUPS``: a read, allowed on a full server)."""
+        try:
+            groups = self.client.xinfo_groups(stream)
+        except redis.ResponseError:  # no such stream yet
+            return False
+        name = self.config.group
+        return any(g.get("name") in (name, name.encode()) for g in groups)
+
     def ensure_groups(self) -> None:
-        """Create the consumer group on every input stream (``MKSTREAM``, from the start)."""
+        """Create the consumer group on every input stream (``MKSTREAM``, from the start). Groups that
+        exist are left alone without a write, so a worker restarting on a full server (maxmemory,
+        noeviction) finds them; a group that must be created there raises ``OutOfMemoryError``."""
         for unit in range(self.config.units):
             for stream in self.inputs(unit):
+                if self._group_exists(stream):
+                    continue
                 try:
                     self.client.xgroup_create(stream, self.config.group, id="0", mkstream=True)
                 except redis.ResponseError as exc:
                     if "BUSYGROUP" not in str(exc):
                         raise
 
+    def _out_of_memory(self, exc: redis.OutOfMemoryError, full_s: float) -> float:
+        """Log and count a write refused by a full server, wait the next backoff step; returns it."""
+        full_s = min(max(2 * full_s, self.config.retry_base_ms / 1000.0), self.config.retry_max_ms / 1000.0)
+        log.error("Redis is out of memory; retrying", extra={
+            "role": self.config.role, "error": str(exc), "retry_in_s": full_s})
+        self.metrics.errors.labels(role=self.config.role, kind="OutOfMemory").inc()
+        self._stop.wait(full_s)
+        return full_s
+
     def run(self) -> None:
         """The loop; returns after :meth:`stop` (leases released, membership removed)."""
-        self.ensure_groups()
+        full_s = 0.0  # backoff while the server is out of memory
+        while not self._stop.is_set():
+            try:
+                self.ensure_groups()
+                break
+            except redis.OutOfMemoryError as exc:  # a group to create on a full server: wait, never crash
+                full_s = self._out_of_memory(exc, full_s)
+        if self._stop.is_set():
+            self.health.set_ready(False, "stopped")
+            return
         self.health.set_ready(True, f"{self.config.role}: consuming as {self.consumer}")
         next_balance = next_tick = next_lag = 0.0
-        full_s = 0.0  # backoff while the server is out of memory
+        full_s = 0.0
         try:
             while not self._stop.is_set():
                 self.health.beat()
@@ -291,11 +322,7 @@ class StreamWorker:
                 except redis.OutOfMemoryError as exc:
                     # maxmemory with noeviction (docs/redis.md): nothing was written, the input stays
                     # pending; wait for consumers and retention to free memory, loudly
-                    full_s = min(max(2 * full_s, self.config.retry_base_ms / 1000.0), self.config.retry_max_ms / 1000.0)
-                    log.error("Redis is out of memory; retrying", extra={
-                        "role": self.config.role, "error": str(exc), "retry_in_s": full_s})
-                    self.metrics.errors.labels(role=self.config.role, kind="OutOfMemory").inc()
-                    self._stop.wait(full_s)
+                    full_s = self._out_of_memory(exc, full_s)
                     continue
                 if not worked:
                     self._wait_for_input(min(next_balance, next_tick, next_lag) - time.monotonic())

@@ -160,6 +160,8 @@ def test_a_worker_survives_a_full_server_and_loses_nothing(tmp_path: Path) -> No
             while True:
                 client.xadd(stream, {"v": str(n), "pad": b"p" * 8192})
                 n += 1
+        # well over the limit, so that no write gets through while the worker starts
+        client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
         config = WorkerConfig(role="echo", group="g", units=1, retry_base_ms=10, retry_max_ms=100, lag_interval_ms=100,
                               lease_ttl_ms=1000)
         worker = StreamWorker(client, names, config, lambda u: [stream], Echo())
@@ -169,6 +171,41 @@ def test_a_worker_survives_a_full_server_and_loses_nothing(tmp_path: Path) -> No
             assert client.xlen(stream + ":out") == 0
             client.config_set("maxmemory", 256 * 1024 * 1024)  # memory freed (an operator, or retention)
             wait_for(lambda: client.xlen(stream + ":out") == n, 30, "every entry handled once memory is back")
+        assert client.xpending(stream, "g")["pending"] == 0 and worker.stats.dead_letters == 0
+        client.close()
+
+
+def test_a_worker_started_on_a_full_server_waits_for_memory_instead_of_crashing(tmp_path: Path) -> None:
+    """Its consumer group does not exist yet and cannot be created while the server is full: the
+    worker retries (counted as OutOfMemory) instead of its thread dying, is not ready meanwhile,
+    and once memory is back creates the group from the stream's start and handles every entry."""
+    names = StreamNames("oom2", 1)
+    stream = f"{names.prefix}:in:s0"
+    with EmbeddedRedis(tmp_path / "redis", persist=False, maxmemory=6 * 1024 * 1024) as server:
+        client = server.client()
+        n = 0
+        with pytest.raises(redis.OutOfMemoryError):
+            while True:
+                client.xadd(stream, {"v": str(n), "pad": b"p" * 8192})
+                n += 1
+        # well over the limit, so that no write gets through while the worker starts
+        client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
+        config = WorkerConfig(role="echo", group="g", units=1, retry_base_ms=10, retry_max_ms=100, lag_interval_ms=100,
+                              lease_ttl_ms=1000)
+        worker = StreamWorker(client, names, config, lambda u: [stream], Echo())
+        thread = threading.Thread(target=worker.run, daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: (worker.metrics.registry.get_sample_value(
+                "linewatch_errors_total", {"role": "echo", "kind": "OutOfMemory"}) or 0) >= 3, 20, "OOM retries")
+            assert thread.is_alive() and not worker.health.ready()[0]
+            client.config_set("maxmemory", 256 * 1024 * 1024)
+            wait_for(lambda: worker.health.ready()[0], 30, "worker ready once memory is back")
+            wait_for(lambda: client.xlen(stream + ":out") == n, 30, "every entry handled")
+        finally:
+            worker.stop()
+            thread.join(timeout=30)
+        assert not thread.is_alive()
         assert client.xpending(stream, "g")["pending"] == 0 and worker.stats.dead_letters == 0
         client.close()
 
