@@ -140,12 +140,27 @@ def render(domain: str, n_assets: int, seed: int, per_class: int, n_base: int, w
         for part in tqdm(pool.map(_render_machine, tasks), total=len(tasks), desc=f"render {domain}", unit="machine"):
             if part is not None:
                 parts.append(part)
+    return labelled(parts, specs)
+
+
+def labelled(parts: list[dict[str, np.ndarray]], specs: list) -> dict[str, np.ndarray]:
+    """The machines' rows in one table, with each sample's fault, severity and machine (group)."""
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     by_index = {s.index: s for s in specs}
     data["fault"] = np.array([by_index[int(i)].fault for i in data["index"]])
     data["severity"] = np.array([by_index[int(i)].severity for i in data["index"]])
     data["group"] = np.array([by_index[int(i)].asset_id for i in data["index"]])
     return data
+
+
+def bearing_inputs(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(vector, bearing deltas against the machine's healthy median, y bearing, past moderate)``."""
+    from pipeline.features.audio_physics import AUDIO_CLIP_NAMES
+
+    bearing_cols = [i for i, n in enumerate(AUDIO_CLIP_NAMES) if n.startswith(BEARING_PREFIXES)]
+    v = data["vector"]
+    y = (data["fault"] == "bearing_wear").astype(int)
+    return v, v[:, bearing_cols] - data["base"][:, bearing_cols], y, (y == 1) & (data["severity"] >= SEVERITY_THRESHOLD)
 
 
 def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int) -> np.ndarray:
@@ -161,15 +176,9 @@ def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int)
 
 
 def score(data: dict[str, np.ndarray], seed: int) -> dict:
-    from pipeline.features.audio_physics import AUDIO_CLIP_NAMES
-
-    bearing_cols = [i for i, n in enumerate(AUDIO_CLIP_NAMES) if n.startswith(BEARING_PREFIXES)]
-    v = data["vector"]
-    y = (data["fault"] == "bearing_wear").astype(int)
-    past = (y == 1) & (data["severity"] >= SEVERITY_THRESHOLD)
+    v, deltas, y, past = bearing_inputs(data)
     inputs = {"clip vector (79)": v,
-              f"+ {len(bearing_cols)} bearing deltas against a healthy baseline":
-                  np.c_[v, v[:, bearing_cols] - data["base"][:, bearing_cols]],
+              f"+ {deltas.shape[1]} bearing deltas against a healthy baseline": np.c_[v, deltas],
               f"+ {len(CPW_NAMES)} pre-whitened envelope values": np.c_[v, data["cpw"]]}
     out: dict = {"n_past_moderate": int(past.sum()), "n_healthy": int((y == 0).sum()), "inputs": {}}
     clip_scores = None

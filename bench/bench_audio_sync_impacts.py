@@ -34,9 +34,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-SEVERITY_THRESHOLD = 0.5
 FPR = 0.01
-BEARING_PREFIXES = ("env.", "comb.", "kurtogram.", "sk.", "wave.")
 
 
 def _world(domain: str, n_assets: int, seed: int, per_class: int, share: float):
@@ -89,40 +87,22 @@ def render(domain: str, n_assets: int, seed: int, per_class: int, share: float, 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         parts = [p for p in tqdm(pool.map(_render_machine, tasks), total=len(tasks), desc=f"render {domain}",
                                  unit="machine") if p is not None]
-    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    by_index = {s.index: s for s in specs}
-    data["fault"] = np.array([by_index[int(i)].fault for i in data["index"]])
-    data["severity"] = np.array([by_index[int(i)].severity for i in data["index"]])
-    data["group"] = np.array([by_index[int(i)].asset_id for i in data["index"]])
-    return data
+    from bench_audio_bearing_limits import labelled
 
-
-def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int) -> np.ndarray:
-    """Healthy-vs-bearing scores of gradient-boosted trees, 5 folds grouped by machine."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.model_selection import GroupKFold
-
-    s = np.zeros(y.shape[0])
-    for train, test in GroupKFold(5).split(x, y, groups):
-        model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.05, random_state=seed)
-        s[test] = model.fit(x[train], y[train]).predict_proba(x[test])[:, 1]
-    return s
+    return labelled(parts, specs)
 
 
 def score(data: dict[str, np.ndarray], seed: int) -> dict:
-    from pipeline.features.audio_physics import AUDIO_CLIP_NAMES
+    from bench_audio_bearing_limits import bearing_inputs, held_out_scores  # the same detector and inputs
 
-    bearing_cols = [i for i, n in enumerate(AUDIO_CLIP_NAMES) if n.startswith(BEARING_PREFIXES)]
-    v = data["vector"]
-    y = (data["fault"] == "bearing_wear").astype(int)
-    past = (y == 1) & (data["severity"] >= SEVERITY_THRESHOLD)
+    v, deltas, y, past = bearing_inputs(data)
     knocks = data["sync_per_rev"] > 0
     inputs = {f"clip values ({v.shape[1]})": v,
-              f"+ {len(bearing_cols)} bearing deltas against the machine's healthy median":
-                  np.c_[v, v[:, bearing_cols] - data["base"][:, bearing_cols]]}
+              f"+ {deltas.shape[1]} bearing deltas against the machine's healthy median": np.c_[v, deltas]}
     out: dict = {"n_past_moderate": int(past.sum()), "n_healthy": int((y == 0).sum()),
                  "n_healthy_with_knocks": int(((y == 0) & knocks).sum()),
                  "n_past_moderate_with_knocks": int((past & knocks).sum()), "inputs": {}}
+
     def rate(hit: np.ndarray, where: np.ndarray, digits: int) -> float | None:
         return round(float(np.mean(hit[where])), digits) if where.any() else None
 

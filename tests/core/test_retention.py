@@ -149,22 +149,32 @@ def test_embedded_server_runs_with_maxmemory_and_noeviction(tmp_path: Path) -> N
         assert redis.Redis.from_url(url).config_get("maxmemory")["maxmemory"] == str(expected)
 
 
+def _overfill(client: redis.Redis, stream: str) -> int:
+    """Add entries until the server refuses (maxmemory, noeviction), then halve its limit, so that
+    no write gets through until the test frees memory; returns how many entries were added."""
+    n = 0
+    with pytest.raises(redis.OutOfMemoryError):
+        while True:
+            client.xadd(stream, {"v": str(n), "pad": b"p" * 8192})
+            n += 1
+    client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
+    return n
+
+
+def _echo_worker(client: redis.Redis, names: StreamNames, stream: str) -> StreamWorker:
+    config = WorkerConfig(role="echo", group="g", units=1, retry_base_ms=10, retry_max_ms=100, lag_interval_ms=100,
+                          lease_ttl_ms=1000)
+    return StreamWorker(client, names, config, lambda u: [stream], Echo())
+
+
 def test_a_worker_survives_a_full_server_and_loses_nothing(tmp_path: Path) -> None:
     names = StreamNames("oom", 1)
     stream = f"{names.prefix}:in:s0"
     with EmbeddedRedis(tmp_path / "redis", persist=False, maxmemory=6 * 1024 * 1024) as server:
         client = server.client()
         client.xgroup_create(stream, "g", id="0", mkstream=True)
-        n = 0
-        with pytest.raises(redis.OutOfMemoryError):
-            while True:
-                client.xadd(stream, {"v": str(n), "pad": b"p" * 8192})
-                n += 1
-        # well over the limit, so that no write gets through while the worker starts
-        client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
-        config = WorkerConfig(role="echo", group="g", units=1, retry_base_ms=10, retry_max_ms=100, lag_interval_ms=100,
-                              lease_ttl_ms=1000)
-        worker = StreamWorker(client, names, config, lambda u: [stream], Echo())
+        n = _overfill(client, stream)
+        worker = _echo_worker(client, names, stream)
         with running(worker):
             wait_for(lambda: (worker.metrics.registry.get_sample_value(
                 "linewatch_errors_total", {"role": "echo", "kind": "OutOfMemory"}) or 0) >= 3, 20, "OOM retries")
@@ -183,16 +193,8 @@ def test_a_worker_started_on_a_full_server_waits_for_memory_instead_of_crashing(
     stream = f"{names.prefix}:in:s0"
     with EmbeddedRedis(tmp_path / "redis", persist=False, maxmemory=6 * 1024 * 1024) as server:
         client = server.client()
-        n = 0
-        with pytest.raises(redis.OutOfMemoryError):
-            while True:
-                client.xadd(stream, {"v": str(n), "pad": b"p" * 8192})
-                n += 1
-        # well over the limit, so that no write gets through while the worker starts
-        client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
-        config = WorkerConfig(role="echo", group="g", units=1, retry_base_ms=10, retry_max_ms=100, lag_interval_ms=100,
-                              lease_ttl_ms=1000)
-        worker = StreamWorker(client, names, config, lambda u: [stream], Echo())
+        n = _overfill(client, stream)
+        worker = _echo_worker(client, names, stream)
         thread = threading.Thread(target=worker.run, daemon=True)
         thread.start()
         try:
