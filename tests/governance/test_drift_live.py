@@ -11,18 +11,17 @@ from governance.drift.monitor import DriftParams, FeatureDriftMonitor, Reference
 from governance.drift.service import GATES
 from linewatch.contract.plc_tags import PLC_TAGS
 from linewatch.governance_settings import DriftSettings
+from governance.drift.scenarios import reference
 from linewatch.simulator import Factory
 from linewatch.simulator.assets import asset_registry_json
 from linewatch.simulator.config import SimulatorConfig
 from linewatch.simulator.tags import QUALITIES
-from models.registry.store import DEFAULT_ROOT, ModelRegistry
 from pipeline.features.messages import plc_features_message
 from pipeline.features.plc_window import WINDOW_MS, PlcWindowBuffer
 
 
 def thermal_reference() -> tuple[list[str], np.ndarray]:
-    with np.load(ModelRegistry(DEFAULT_ROOT).latest("thermal").directory / "reference.npz", allow_pickle=False) as z:
-        return [str(n) for n in z["names"]], np.asarray(z["features"], np.float64)
+    return reference("thermal")  # the shipped thermal model's reference sample
 
 
 def fresh_line_plc(seconds: int, n_assets: int = 3) -> list[tuple[str, int, np.ndarray, int]]:
@@ -54,7 +53,7 @@ def fresh_line_plc(seconds: int, n_assets: int = 3) -> list[tuple[str, int, np.n
 
 def test_warm_up_keeps_partial_plc_windows_out_of_the_assets_baselines() -> None:
     rows = fresh_line_plc(40)
-    names = [str(n) for n in np.load(DEFAULT_ROOT / "plc" / "v4" / "reference.npz")["names"]]
+    names, features = reference("plc")
     full = max(n for *_, n in rows)
     first = {a: min(t for b, t, _, _ in rows if b == a) for a, *_ in rows}
     partial = [(a, t) for a, t, _, n in rows if n < 0.95 * full]
@@ -63,7 +62,7 @@ def test_warm_up_keeps_partial_plc_windows_out_of_the_assets_baselines() -> None
     assert all(t - first[a] < WINDOW_MS for a, t in partial)
     warmup_ms = int(DriftSettings().warmup_s * 1000)
     assert warmup_ms >= WINDOW_MS
-    monitor = FeatureDriftMonitor(names, np.load(DEFAULT_ROOT / "plc" / "v4" / "reference.npz")["features"],
+    monitor = FeatureDriftMonitor(names, features,
                                   DriftParams(baseline_size=1000, warmup_ms=warmup_ms))
     for a, t, v, _ in rows:
         monitor.add(a, v, t)
@@ -71,7 +70,7 @@ def test_warm_up_keeps_partial_plc_windows_out_of_the_assets_baselines() -> None
         kept = [n for b, t, _, n in rows if b == a and t - first[a] >= warmup_ms]
         assert len(st.baseline) == len(kept) > 0
         assert min(kept) >= 0.95 * full  # only full windows in the asset's baseline
-    old = FeatureDriftMonitor(names, np.load(DEFAULT_ROOT / "plc" / "v4" / "reference.npz")["features"],
+    old = FeatureDriftMonitor(names, features,
                               DriftParams(baseline_size=1000))
     for a, t, v, _ in rows:
         old.add(a, v, t)
