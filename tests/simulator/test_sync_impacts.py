@@ -1,5 +1,6 @@
-"""Healthy knocks locked to the shaft (``DomainSpec.sync_impact_share``): off by default, drawn
-from their own random stream, and heard at whole shaft orders in the envelope when on."""
+"""Healthy knocks locked to the shaft (``DomainSpec.sync_impact_share``): off by default (and then
+changing no sample), drawn from their own random stream, and heard at whole shaft orders in the
+envelope when on."""
 
 from __future__ import annotations
 
@@ -30,6 +31,19 @@ def test_knocks_are_off_by_default_and_drawn_from_their_own_stream() -> None:
     others = {k: v for k, v in quiet.extra.items() if not k.startswith("sync_")}
     assert others == {k: v for k, v in knocking.extra.items() if not k.startswith("sync_")}
     assert replace(quiet, extra={}) == replace(knocking, extra={})  # the machine itself is the same
+
+
+
+def test_with_the_share_at_0_a_sample_is_what_it_was_before_the_knocks_existed() -> None:
+    """The knock keys of a quiet machine change nothing: its audio, frame and PLC data equal those
+    of the same machine without the keys (as drawn before they were added)."""
+    quiet = domain_asset(4, SEED, TRAIN_DOMAIN)
+    before = replace(quiet, extra={k: v for k, v in quiet.extra.items() if not k.startswith("sync_")})
+    spec = replace(next(s for s in draw_domain_specs(2, [quiet], SEED) if s.fault == "bearing_wear"), asset_index=0)
+    now, then = DomainRenderer([quiet], SEED).render(spec), DomainRenderer([before], SEED).render(spec)
+    np.testing.assert_array_equal(now.clip, then.clip)
+    np.testing.assert_array_equal(now.frame, then.frame)
+    np.testing.assert_array_equal(now.plc.values, then.plc.values)
 
 
 def test_a_knocking_healthy_machine_rings_at_whole_shaft_orders() -> None:
