@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--budget", type=float, default=None, help="use this budget (no cross-validated search)")
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--invisible-rule", choices=("neutral", "floored"), default="neutral",
+                        help="a modality's term for a class it cannot see (models.fusion.log_linear)")
     args = parser.parse_args()
     from models.data.domain_data import load_run_data
     from models.data.samples import grouped_split_indices
@@ -45,6 +47,7 @@ def main() -> None:
         fit_and_report_fusion,
         possible_classes,
         serving_probs,
+        serving_withheld,
         visible_classes,
     )
     from models.registry import ModelRegistry
@@ -73,7 +76,9 @@ def main() -> None:
         possible = possible_classes(train.classes)(train.asset_types[va])
         budget, tried = choose_fusion_budget(probs, train.y[va], train.severity[va], train.groups[va], train.classes,
                                              possible, CLASSES_IMPOSSIBLE, visible_classes(), args.target, args.margin,
-                                             k=args.folds, repeats=args.repeats)
+                                             k=args.folds, repeats=args.repeats,
+                                             withheld=serving_withheld(train, va, train.classes),
+                                             invisible_rule=args.invisible_rule)
         record = {"target": args.target, "margin": args.margin, "folds": args.folds, "repeats": args.repeats,
                   "budget": budget, "tried": [h.to_dict() for h in tried]}
         for h in tried:
@@ -85,7 +90,7 @@ def main() -> None:
                               "heldout_fpr_subsets": {k: round(v, 4) for k, v in h.subsets_fpr.items()}}), flush=True)
         print(json.dumps({"chosen_budget": budget}), flush=True)
     if not args.dry_run:
-        fit_and_report_fusion(args.registry, train, unseen, split, budget, record)
+        fit_and_report_fusion(args.registry, train, unseen, split, budget, record, args.invisible_rule)
     np.seterr(all="ignore")
 
 

@@ -64,23 +64,49 @@ def _subsets(m_count: int) -> np.ndarray:
     return np.asarray(rows, np.float64)
 
 
+def blind_masks(mods: Sequence[str], n: int, classes: Sequence[str], weights: FusionWeights,
+                withheld: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """(M, N, C) bool: where modality ``mods[i]``'s term for a class is its term for the first class
+    (neutral): the classes it cannot see (``weights.invisible``) and those its input withholds
+    (:mod:`models.withheld_classes`); never the first class."""
+    out = np.zeros((len(mods), n, len(classes)), bool)
+    for i, m in enumerate(mods):
+        out[i, :, [j for j, c in enumerate(classes) if c in weights.invisible(m, classes)]] = True
+        if withheld is not None and m in withheld:
+            out[i] |= np.asarray(withheld[m], bool)
+    out[:, :, 0] = False
+    return out
+
+
 def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, classes: Sequence[str],
                max_fpr: float, possible: np.ndarray | None = None,
                impossible: Mapping[str, Sequence[str]] | None = None,
-               visible: Mapping[str, Sequence[str]] | None = None) -> FusionWeights:
+               visible: Mapping[str, Sequence[str]] | None = None,
+               withheld: Mapping[str, np.ndarray] | None = None, invisible_rule: str = "neutral") -> FusionWeights:
     """Weights and biases as described in the module docstring, fitted on every non-empty subset
     of the modalities (a machine often has only some of them): each modality brings its weights
     *and* its own class offsets (``modality_bias``, cancelling the prior it was calibrated with),
     so a missing modality leaves nothing behind. ``possible`` (N, C) bool marks the classes each
     sample's machine can have (``impossible`` is stored for serving); ``visible`` restricts what
-    each modality may name (stored too)."""
+    each modality may name (stored too); ``withheld[m]`` (N, C) bool, the classes each sample's
+    input of ``m`` cannot show. A modality is neutral on the classes it cannot see and on those it
+    withholds (its term is its term for ``normal``; ``invisible_rule`` "neutral"), so its weights
+    and offsets for invisible classes are unused: they are stored as 0 (no evidence; a modality's
+    share in ``coverage`` counts only what it can see). ``invisible_rule`` "floored" fits the rule of
+    the fusion files fitted before it (for comparison)."""
+    rule = FusionWeights(visible={m: list(v) for m, v in (visible or {}).items()}, invisible_rule=invisible_rule)
     per_modality = restrict_arrays(per_modality, visible or {}, classes)
+    if withheld:
+        per_modality = {m: drop_withheld_rows(p, np.asarray(withheld[m], bool) & (np.arange(len(classes)) > 0))
+                        if m in withheld else p for m, p in per_modality.items()}
     y = np.asarray(labels)
     mask = None if possible is None else np.asarray(possible, bool)
     mods, logs = _log_probs(per_modality, mask)
     m_count, n, c_count = logs.shape
     if mask is None:
         mask = np.ones((n, c_count), bool)
+    blind = blind_masks(mods, n, classes, rule, withheld) & mask[None]
+    seen = ~blind  # (M, N, C): the terms a modality's own weight and offset make
     subsets = _subsets(m_count)
     rows = len(subsets) * n
     size = m_count * c_count
@@ -90,7 +116,9 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
                 theta[2 * size:])
 
     def scores(w: np.ndarray, beta: np.ndarray, b: np.ndarray, present: np.ndarray) -> np.ndarray:
-        s = np.einsum("m,mnc,mc->nc", present, logs, w) + (present @ beta)[None, :] + b[None, :]
+        own = logs * w[:, None, :] + beta[:, None, :]  # (M, N, C)
+        terms = np.where(blind, own[:, :, :1], own)
+        s = np.einsum("m,mnc->nc", present, terms) + b[None, :]
         return np.where(mask, s, -np.inf)
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -106,8 +134,11 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
             g = p.copy()
             g[np.arange(n), y] -= 1.0
             g /= rows
-            grad_w += present[:, None] * np.einsum("mnc,nc->mc", logs, g)
-            grad_beta += present[:, None] * g.sum(axis=0)[None, :]
+            g_seen, g_blind = seen * g[None], (blind * g[None]).sum(axis=2)  # (M, N, C), (M, N)
+            grad_w += present[:, None] * np.einsum("mnc,mnc->mc", logs, g_seen)
+            grad_w[:, 0] += present * np.einsum("mn,mn->m", logs[:, :, 0], g_blind)
+            grad_beta += present[:, None] * g_seen.sum(axis=1)
+            grad_beta[:, 0] += present * g_blind.sum(axis=1)
             grad_b += g.sum(axis=0)
         return float(loss), np.concatenate([grad_w.ravel(), grad_beta.ravel(), grad_b])
 
@@ -117,6 +148,10 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
     w, beta, b = unpack(res.x)
     beta = beta - beta[:, :1]
     b = b - b[0]
+    for i, m in enumerate(mods):  # unused (neutral): stored as no evidence
+        for j, c in enumerate(classes):
+            if c in rule.invisible(m, classes):
+                w[i, j], beta[i, j] = 0.0, 0.0
     healthy = y == 0
     if np.any(healthy):
         def fpr(shift: float) -> float:  # pooled over every subset of modalities
@@ -139,7 +174,8 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
                          bias={c: round(float(b[j]), 4) for j, c in enumerate(classes)},
                          visible={m: list(v) for m, v in (visible or {}).items()},
                          modality_bias={m: {c: round(float(beta[i, j]), 4) for j, c in enumerate(classes)}
-                                        for i, m in enumerate(mods)})
+                                        for i, m in enumerate(mods)},
+                         invisible_rule=invisible_rule)
 
 
 def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, classes: Sequence[str],
@@ -148,11 +184,14 @@ def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, 
     present, (N, C) (the same rule; used for offline evaluation). ``withheld[m]``: (N, C) bool, the
     classes each sample's input of ``m`` cannot show (:mod:`models.withheld_classes`)."""
     restricted = restrict_arrays(per_modality, weights.visible, classes)
-    blind = {m: np.asarray(v, bool) & (possible if possible is not None else True)
-             for m, v in (withheld or {}).items() if m in restricted}
+    n = len(next(iter(restricted.values()))) if restricted else 0
+    masks = blind_masks(list(restricted), n, classes, weights, withheld)
+    if possible is not None:
+        masks &= np.asarray(possible, bool)[None]
+    blind = dict(zip(restricted, masks, strict=True))
     for m, v in blind.items():
-        v[:, 0] = False
-        restricted[m] = drop_withheld_rows(restricted[m], v)
+        if withheld is not None and m in withheld:
+            restricted[m] = drop_withheld_rows(restricted[m], v)
     mods, logs = _log_probs(restricted, possible)
     w = np.array([[weights.weight(m, c) for c in classes] for m in mods])
     b = np.array([float(weights.bias.get(c, 0.0)) for c in classes])

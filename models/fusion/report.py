@@ -48,8 +48,17 @@ def serving_probs(registry_dir: Path, ds, idx) -> dict[str, np.ndarray]:
     return out
 
 
+def serving_withheld(ds, idx, classes) -> dict[str, np.ndarray]:
+    """``{modality: (N, C) bool}``: the classes each input of the rows ``idx`` of ``ds`` (None: all)
+    cannot show (:mod:`models.withheld_classes`), as the services and ``linewatch inspect`` honour them."""
+    from models.withheld_classes import withheld_rows
+
+    return {m: withheld_rows(m, getattr(ds, m)[idx] if idx is not None else getattr(ds, m), tuple(classes))
+            for m in ("plc", "thermal", "audio")}
+
+
 def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget: float,
-                          record: dict | None = None) -> dict:
+                          record: dict | None = None, invisible_rule: str = "neutral") -> dict:
     """Fusion weights on validation at ``budget``, fused metrics on test and unseen; ``record``
     (how the budget was chosen) goes into the report."""
     from models.fusion.fit import fit_fusion, fuse_arrays
@@ -67,9 +76,10 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
     visible = visible_classes()
     val = split["val"]
     weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
-                         visible)
+                         visible, serving_withheld(train, val, classes), invisible_rule)
     (registry_dir / "fusion.json").write_text(json.dumps(weights.to_json(), indent=1) + "\n")
-    report = {"fitted_on": "validation split (INT8 serving models' probabilities)", "fpr_budget": budget,
+    report = {"fitted_on": "validation split (INT8 serving models' probabilities, withheld classes honoured)",
+              "fpr_budget": budget,
               "models": {m: registry.latest(m).version for m in ("plc", "thermal", "audio")},
               **({"budget_choice": record} if record is not None else {}),
               "weights": weights.to_json()}
@@ -79,7 +89,8 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         sev = ds.severity[idx] if idx is not None else ds.severity
         types = ds.asset_types[idx] if idx is not None else ds.asset_types
         p = probs(ds, idx)
-        fused = fuse_arrays(p, weights, classes, possible(types))
+        blind = serving_withheld(ds, idx, classes)
+        fused = fuse_arrays(p, weights, classes, possible(types), blind)
         evals[name] = evaluate(fused, y, sev, classes)
         report[name] = evals[name].to_dict()
         from itertools import combinations
@@ -89,7 +100,8 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         report[name]["subsets"] = {}
         for k in (1, 2):
             for subset in combinations(("audio", "plc", "thermal"), k):
-                ev = evaluate(fuse_arrays({m: p[m] for m in subset}, weights, classes, possible(types)), y, sev, classes)
+                ev = evaluate(fuse_arrays({m: p[m] for m in subset}, weights, classes, possible(types), blind), y, sev,
+                              classes)
                 report[name]["subsets"]["+".join(subset)] = {
                     "macro_f1_past_moderate": ev.macro_f1_past_moderate, "healthy_fpr": ev.healthy_fpr,
                     "recall_past_moderate": ev.recall_past_moderate}
