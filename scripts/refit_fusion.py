@@ -35,8 +35,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--budget", type=float, default=None, help="use this budget (no cross-validated search)")
     parser.add_argument("--dry-run", action="store_true")
-    parser.add_argument("--invisible-rule", choices=("neutral", "floored"), default="neutral",
-                        help="a modality's term for a class it cannot see (models.fusion.log_linear)")
     args = parser.parse_args()
     from models.data.domain_data import load_run_data
     from models.data.samples import grouped_split_indices
@@ -77,8 +75,7 @@ def main() -> None:
         budget, tried = choose_fusion_budget(probs, train.y[va], train.severity[va], train.groups[va], train.classes,
                                              possible, CLASSES_IMPOSSIBLE, visible_classes(), args.target, args.margin,
                                              k=args.folds, repeats=args.repeats,
-                                             withheld=serving_withheld(train, va, train.classes),
-                                             invisible_rule=args.invisible_rule)
+                                             withheld=serving_withheld(train, va, train.classes))
         record = {"target": args.target, "margin": args.margin, "folds": args.folds, "repeats": args.repeats,
                   "budget": budget, "tried": [h.to_dict() for h in tried]}
         for h in tried:
@@ -90,7 +87,7 @@ def main() -> None:
                               "heldout_fpr_subsets": {k: round(v, 4) for k, v in h.subsets_fpr.items()}}), flush=True)
         print(json.dumps({"chosen_budget": budget}), flush=True)
     if not args.dry_run:
-        fit_and_report_fusion(args.registry, train, unseen, split, budget, record, args.invisible_rule)
+        fit_and_report_fusion(args.registry, train, unseen, split, budget, record)
     np.seterr(all="ignore")
 
 

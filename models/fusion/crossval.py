@@ -43,8 +43,7 @@ class FusionHeldOut:
 def heldout_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, severity: np.ndarray | None,
                    groups: np.ndarray, classes: Sequence[str], budget: float, possible: np.ndarray | None,
                    impossible: Mapping[str, Sequence[str]], visible: Mapping[str, Sequence[str]], k: int = 5,
-                   repeats: int = 2, seed: int = 0, withheld: Mapping[str, np.ndarray] | None = None,
-                   invisible_rule: str = "neutral") -> FusionHeldOut:
+                   repeats: int = 2, seed: int = 0, withheld: Mapping[str, np.ndarray] | None = None) -> FusionHeldOut:
     """Out-of-fold fused predictions at ``budget`` (see module docstring); ``withheld[m]`` (N, C)
     bool: the classes each sample's input of ``m`` cannot show, honoured as served."""
     withheld = withheld or {}
@@ -57,7 +56,7 @@ def heldout_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, s
             tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
             w = fit_fusion({m: p[tr] for m, p in per_modality.items()}, labels[tr], classes, budget,
                            None if possible is None else possible[tr], impossible, visible,
-                           {m: v[tr] for m, v in withheld.items()}, invisible_rule)
+                           {m: v[tr] for m, v in withheld.items()})
             for s in subsets:
                 fused = fuse_arrays({m: per_modality[m][te] for m in s}, w, classes,
                                     None if possible is None else possible[te], {m: v[te] for m, v in withheld.items()})
@@ -72,14 +71,14 @@ def choose_fusion_budget(per_modality: Mapping[str, np.ndarray], labels: np.ndar
                          groups: np.ndarray, classes: Sequence[str], possible: np.ndarray | None,
                          impossible: Mapping[str, Sequence[str]], visible: Mapping[str, Sequence[str]],
                          target: float, margin: float, grid: Sequence[float] = BUDGET_GRID, k: int = 5,
-                         repeats: int = 2, seed: int = 0, withheld: Mapping[str, np.ndarray] | None = None,
-                         invisible_rule: str = "neutral") -> tuple[float, list[FusionHeldOut]]:
+                         repeats: int = 2, seed: int = 0, withheld: Mapping[str, np.ndarray] | None = None
+                         ) -> tuple[float, list[FusionHeldOut]]:
     """The largest budget of ``grid`` whose held-out FPR with every modality is ≤ ``target −
     margin`` (the smallest budget if none is), with every budget tried."""
     tried = []
     for b in sorted(grid, reverse=True):
         h = heldout_fusion(per_modality, labels, severity, groups, classes, b, possible, impossible, visible, k,
-                           repeats, seed, withheld, invisible_rule)
+                           repeats, seed, withheld)
         tried.append(h)
         if h.all_modalities.fpr <= target - margin:
             return b, tried

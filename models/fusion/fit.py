@@ -64,14 +64,13 @@ def _subsets(m_count: int) -> np.ndarray:
     return np.asarray(rows, np.float64)
 
 
-def blind_masks(mods: Sequence[str], n: int, classes: Sequence[str], weights: FusionWeights,
-                withheld: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
-    """(M, N, C) bool: where modality ``mods[i]``'s term for a class is its term for the first class
-    (neutral): the classes it cannot see (``weights.invisible``) and those its input withholds
-    (:mod:`models.withheld_classes`); never the first class."""
+def withheld_masks(mods: Sequence[str], n: int, classes: Sequence[str],
+                   withheld: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """(M, N, C) bool: where modality ``mods[i]``'s input withholds a class
+    (:mod:`models.withheld_classes`), so that its term for it is its term for the first class; never
+    the first class."""
     out = np.zeros((len(mods), n, len(classes)), bool)
     for i, m in enumerate(mods):
-        out[i, :, [j for j, c in enumerate(classes) if c in weights.invisible(m, classes)]] = True
         if withheld is not None and m in withheld:
             out[i] |= np.asarray(withheld[m], bool)
     out[:, :, 0] = False
@@ -82,30 +81,24 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
                max_fpr: float, possible: np.ndarray | None = None,
                impossible: Mapping[str, Sequence[str]] | None = None,
                visible: Mapping[str, Sequence[str]] | None = None,
-               withheld: Mapping[str, np.ndarray] | None = None, invisible_rule: str = "neutral") -> FusionWeights:
+               withheld: Mapping[str, np.ndarray] | None = None) -> FusionWeights:
     """Weights and biases as described in the module docstring, fitted on every non-empty subset
     of the modalities (a machine often has only some of them): each modality brings its weights
     *and* its own class offsets (``modality_bias``, cancelling the prior it was calibrated with),
     so a missing modality leaves nothing behind. ``possible`` (N, C) bool marks the classes each
     sample's machine can have (``impossible`` is stored for serving); ``visible`` restricts what
     each modality may name (stored too); ``withheld[m]`` (N, C) bool, the classes each sample's
-    input of ``m`` cannot show. A modality is neutral on the classes it cannot see and on those it
-    withholds (its term is its term for ``normal``; ``invisible_rule`` "neutral"), so its weights
-    and offsets for invisible classes are unused: they are stored as 0 (no evidence; a modality's
-    share in ``coverage`` counts only what it can see). ``invisible_rule`` "floored" fits the rule of
-    the fusion files fitted before it (for comparison)."""
-    rule = FusionWeights(visible={m: list(v) for m, v in (visible or {}).items()}, invisible_rule=invisible_rule)
+    input of ``m`` cannot show, honoured as the services and ``linewatch inspect`` do (dropped, and
+    the modality's term for them is its term for ``normal``), so the fit sees what is served."""
     per_modality = restrict_arrays(per_modality, visible or {}, classes)
-    if withheld:
-        per_modality = {m: drop_withheld_rows(p, np.asarray(withheld[m], bool) & (np.arange(len(classes)) > 0))
-                        if m in withheld else p for m, p in per_modality.items()}
     y = np.asarray(labels)
-    mask = None if possible is None else np.asarray(possible, bool)
-    mods, logs = _log_probs(per_modality, mask)
+    mask = np.ones((len(y), len(classes)), bool) if possible is None else np.asarray(possible, bool)
+    mods = sorted(per_modality)
+    blind = withheld_masks(mods, len(y), classes, withheld) & mask[None]  # as fuse_arrays: possible classes only
+    per_modality = {m: drop_withheld_rows(per_modality[m], blind[i]) if withheld and m in withheld else per_modality[m]
+                    for i, m in enumerate(mods)}
+    mods, logs = _log_probs(per_modality, None if possible is None else mask)
     m_count, n, c_count = logs.shape
-    if mask is None:
-        mask = np.ones((n, c_count), bool)
-    blind = blind_masks(mods, n, classes, rule, withheld) & mask[None]
     seen = ~blind  # (M, N, C): the terms a modality's own weight and offset make
     subsets = _subsets(m_count)
     rows = len(subsets) * n
@@ -148,10 +141,6 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
     w, beta, b = unpack(res.x)
     beta = beta - beta[:, :1]
     b = b - b[0]
-    for i, m in enumerate(mods):  # unused (neutral): stored as no evidence
-        for j, c in enumerate(classes):
-            if c in rule.invisible(m, classes):
-                w[i, j], beta[i, j] = 0.0, 0.0
     healthy = y == 0
     if np.any(healthy):
         def fpr(shift: float) -> float:  # pooled over every subset of modalities
@@ -174,8 +163,7 @@ def fit_fusion(per_modality: Mapping[str, np.ndarray], labels: np.ndarray, class
                          bias={c: round(float(b[j]), 4) for j, c in enumerate(classes)},
                          visible={m: list(v) for m, v in (visible or {}).items()},
                          modality_bias={m: {c: round(float(beta[i, j]), 4) for j, c in enumerate(classes)}
-                                        for i, m in enumerate(mods)},
-                         invisible_rule=invisible_rule)
+                                        for i, m in enumerate(mods)})
 
 
 def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, classes: Sequence[str],
@@ -184,14 +172,11 @@ def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, 
     present, (N, C) (the same rule; used for offline evaluation). ``withheld[m]``: (N, C) bool, the
     classes each sample's input of ``m`` cannot show (:mod:`models.withheld_classes`)."""
     restricted = restrict_arrays(per_modality, weights.visible, classes)
-    n = len(next(iter(restricted.values()))) if restricted else 0
-    masks = blind_masks(list(restricted), n, classes, weights, withheld)
-    if possible is not None:
-        masks &= np.asarray(possible, bool)[None]
-    blind = dict(zip(restricted, masks, strict=True))
+    blind = {m: np.asarray(v, bool) & (possible if possible is not None else True)
+             for m, v in (withheld or {}).items() if m in restricted}
     for m, v in blind.items():
-        if withheld is not None and m in withheld:
-            restricted[m] = drop_withheld_rows(restricted[m], v)
+        v[:, 0] = False
+        restricted[m] = drop_withheld_rows(restricted[m], v)
     mods, logs = _log_probs(restricted, possible)
     w = np.array([[weights.weight(m, c) for c in classes] for m in mods])
     b = np.array([float(weights.bias.get(c, 0.0)) for c in classes])

@@ -5,12 +5,7 @@ For classes ``c`` and the modalities ``m`` present, the fused distribution is
     log p(c) ∝ b[c] + Σ_m (β[m, c] + w[m, c] · log p_m(c))    (classes impossible for the asset type removed)
 
 where ``p_m`` is renormalised over the classes modality ``m`` may name (``visible``: a microphone
-names bearing wear and cavitation, not a loose lug it cannot hear). A modality is **neutral** on a
-class it cannot see (``invisible_rule`` "neutral", what :func:`models.fusion.fit.fit_fusion` fits):
-its term for that class equals its term for ``normal``, because what a blind modality reports is
-as likely under that fault as in health (a healthy-sounding clip is no evidence against a cooling
-failure). Fusion files fitted before this rule (no ``invisible_rule`` key) keep theirs, "floored":
-the class's probability is floored at :data:`PROBABILITY_FLOOR` and weighted like any other.
+names bearing wear and cavitation, not a loose lug it cannot hear)
 
 with per-modality, per-class weights ``w`` (how far a modality is trusted on a class: a PLC window
 barely sees a bearing defect the microphone hears clearly) a per-class log-prior ``b`` (the
@@ -68,26 +63,6 @@ class FusionWeights:
     #: ``modality_bias[modality][class]``: a log-offset added when that modality is present (it
     #: cancels the class prior the modality's own calibration baked in; absent modality: nothing).
     modality_bias: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    #: How a modality's term for a class outside its ``visible`` list is formed: "neutral" (equal to
-    #: its term for the first class, ``normal``) or "floored" (the fusion files fitted before
-    #: 2026-12-02: the floored probability, weighted).
-    invisible_rule: str = "neutral"
-
-    def __post_init__(self) -> None:
-        if self.invisible_rule not in ("neutral", "floored"):
-            raise ValueError(f"invisible_rule must be 'neutral' or 'floored', not {self.invisible_rule!r}")
-
-    def invisible(self, modality: str, classes: Sequence[str]) -> set[str]:
-        """The classes (never the first) on which ``modality`` is neutral because it cannot see them.
-
-        >>> sorted(FusionWeights(visible={"audio": ["bearing_wear"]}).invisible("audio", ("normal", "bearing_wear", "cooling_failure")))
-        ['cooling_failure']
-        >>> FusionWeights(visible={"audio": ["bearing_wear"]}, invisible_rule="floored").invisible("audio", ("normal", "cooling_failure"))
-        set()
-        """
-        if self.invisible_rule != "neutral" or modality not in self.visible:
-            return set()
-        return {c for c in classes[1:] if c not in self.visible[modality]}
 
     def restrict(self, modality: str, probabilities: Mapping[str, float], classes: Sequence[str]) -> dict[str, float]:
         """``probabilities`` renormalised over what ``modality`` may name (see ``visible``).
@@ -129,14 +104,13 @@ class FusionWeights:
         raw = json.loads(Path(path).read_text())
         return cls(weights=raw.get("weights", {}), default=float(raw.get("default", 1.0)),
                    impossible=raw.get("impossible", {}), bias=raw.get("bias", {}), visible=raw.get("visible", {}),
-                   modality_bias=raw.get("modality_bias", {}), invisible_rule=raw.get("invisible_rule", "floored"))
+                   modality_bias=raw.get("modality_bias", {}))
 
     def to_json(self) -> dict:
         return {"weights": {m: dict(w) for m, w in self.weights.items()}, "default": self.default,
                 "impossible": {k: list(v) for k, v in self.impossible.items()}, "bias": dict(self.bias),
                 "visible": {k: list(v) for k, v in self.visible.items()},
-                "modality_bias": {m: dict(b) for m, b in self.modality_bias.items()},
-                "invisible_rule": self.invisible_rule}
+                "modality_bias": {m: dict(b) for m, b in self.modality_bias.items()}}
 
 
 @dataclass(frozen=True)
@@ -185,7 +159,7 @@ def fuse(
     scores = {c: float(weights.bias.get(c, 0.0)) if present else 0.0 for c in possible}
     for m in present:
         probs = weights.restrict(m, per_modality[m], classes)
-        blind = [c for c in {*withheld.get(m, ()), *weights.invisible(m, classes)} if c in possible and c != possible[0]]
+        blind = [c for c in withheld.get(m, ()) if c in possible and c != possible[0]]
         if blind:
             probs = drop_withheld(probs, blind, classes)
         total = sum(max(float(probs.get(c, 0.0)), 0.0) for c in possible) or 1.0

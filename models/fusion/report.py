@@ -58,7 +58,7 @@ def serving_withheld(ds, idx, classes) -> dict[str, np.ndarray]:
 
 
 def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget: float,
-                          record: dict | None = None, invisible_rule: str = "neutral") -> dict:
+                          record: dict | None = None) -> dict:
     """Fusion weights on validation at ``budget``, fused metrics on test and unseen; ``record``
     (how the budget was chosen) goes into the report."""
     from models.fusion.fit import fit_fusion, fuse_arrays
@@ -76,7 +76,7 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
     visible = visible_classes()
     val = split["val"]
     weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
-                         visible, serving_withheld(train, val, classes), invisible_rule)
+                         visible, serving_withheld(train, val, classes))
     (registry_dir / "fusion.json").write_text(json.dumps(weights.to_json(), indent=1) + "\n")
     report = {"fitted_on": "validation split (INT8 serving models' probabilities, withheld classes honoured)",
               "fpr_budget": budget,

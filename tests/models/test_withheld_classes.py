@@ -72,3 +72,31 @@ def test_audio_without_a_learned_baseline_withholds_imbalance() -> None:
     assert moved[0, CLASSES.index("imbalance")] == 0.0 and moved[0, 0] == pytest.approx(1.0 / (len(CLASSES) - 1))
     assert np.allclose(moved.sum(axis=1), 1.0) and np.allclose(moved[1], p[1])
     assert not withheld_rows("plc", np.zeros((1, 5), np.float32), CLASSES).any()
+
+
+def test_the_fusion_is_fitted_on_what_is_served_when_a_class_is_withheld() -> None:
+    """``fit_fusion`` sees a withheld class as the services do: what the model said about it does
+    not move the fit, and the fitted normal prior holds the healthy FPR budget as served."""
+    from models.fusion.fit import fit_fusion
+
+    rng = np.random.default_rng(7)
+    classes = ("normal", "a", "b")
+    n = 600
+    y = rng.integers(0, 3, n)
+    sharp = 0.6 * np.eye(3)[y] + 0.4 * rng.dirichlet(np.ones(3), n)
+    other = 0.3 * np.eye(3)[y] + 0.7 * rng.dirichlet(np.ones(3), n)
+    blind = np.zeros((n, 3), bool)
+    blind[::2, 2] = True  # every other input of "x" cannot show class b
+
+    def fitted(noise: float) -> FusionWeights:
+        x = sharp.copy()
+        x[blind] = noise  # what the model says about a class its input cannot show
+        x /= x.sum(axis=1, keepdims=True)
+        return fit_fusion({"x": x, "y": other}, y, classes, max_fpr=0.05, withheld={"x": blind})
+
+    quiet, loud = fitted(0.0), fitted(5.0)
+    assert quiet.to_json() == loud.to_json()
+    x = sharp / sharp.sum(axis=1, keepdims=True)
+    served = [fuse_arrays(p, quiet, classes, None, {"x": blind} if "x" in p else None).argmax(1)[y == 0]
+              for p in ({"x": x}, {"y": other}, {"x": x, "y": other})]
+    assert float(np.mean([np.mean(s != 0) for s in served])) <= 0.05
