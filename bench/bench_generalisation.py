@@ -16,7 +16,8 @@ reliability PNGs go next to ``--out``.
 
 Audio is scored as the live line reads it after commissioning: every clip against its machine's
 healthy levels learnt by the job's rules (``pipeline.features.audio_baseline``, 8 clips at other
-operating points; ``--audio-baseline-share``), and again with the seven baseline values zeroed,
+operating points; ``--audio-baseline-share``; only where the baseline covers the clip's speed, as
+served, ``--no-speed-gate`` for any speed), and again with the seven baseline values zeroed,
 as a clip is read before its machine's baseline is learnt or as ``linewatch inspect`` reads a
 single file (``*_no_audio_baseline`` in the JSON; the first 79 values do not depend on it). A
 clip without a baseline withholds imbalance (``models.withheld_classes``), as served;
@@ -141,6 +142,9 @@ def main() -> None:
     parser.add_argument("--latency-runs", type=int, default=300)
     parser.add_argument("--audio-baseline-share", type=float, default=1.0,
                         help="share of the clips read against their machine's learned healthy baseline")
+    parser.add_argument("--no-speed-gate", action="store_true",
+                        help="read every clip against its machine's baseline whatever its speed (as served before "
+                             "2026-12-02; pipeline.features.audio_baseline.HealthyLevels)")
     parser.add_argument("--no-withholding", action="store_true",
                         help="score as served before 2026-12-02: audio read without a learned baseline does not "
                              "withhold imbalance (models.withheld_classes)")
@@ -154,7 +158,8 @@ def main() -> None:
     registry = ModelRegistry(args.registry)
     weights = FusionWeights.load(args.registry / "fusion.json")
     t0 = time.perf_counter()
-    audio = {"audio_baseline_share": args.audio_baseline_share, "audio_chronic_share": 0.0}
+    audio = {"audio_baseline_share": args.audio_baseline_share, "audio_chronic_share": 0.0,
+             "audio_baseline_speed_gate": not args.no_speed_gate}
     seen = build_domain_dataset(args.per_class, args.assets, seed=args.seed, domain="train", workers=args.workers,
                                 progress=True, **audio)
     unseen = build_domain_dataset(args.unseen_per_class, args.unseen_assets, seed=args.seed + 1, domain="unseen",

@@ -40,6 +40,7 @@ from models.data.featurize import plc_input
 from models.data.samples import LabelledSamples
 from pipeline.features import FEATURES_VERSION
 from pipeline.features.asset_profile import AssetProfile, load_profiles
+from pipeline.features.audio_baseline import HealthyLevels
 from pipeline.features.audio_features import logmel
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
@@ -168,15 +169,15 @@ def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng
 
 def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, points: list[DomainSampleSpec],
                            profile: AssetProfile, rng: np.random.Generator, clips: int, index0: int,
-                           fault_scale: float = 0.0) -> tuple[float, ...] | None:
+                           fault_scale: float = 0.0) -> HealthyLevels | None:
     """What the job's :class:`~pipeline.features.audio_baseline.AudioBaseline` learns on ``spec``'s
     machine from ``clips`` clips, each at the operating point of one of ``points`` (the machine's
     drawn samples: load, drive speed, microphone), healthy (``fault_scale`` 0) or carrying
     ``spec``'s fault at ``fault_scale`` x its severity; featurised as the job does (no speed hint),
-    learnt by the job's rules (None when too few clips pass them). The clips are samples
-    ``index0``, ``index0 + 1``... (their own noise)."""
+    learnt by the job's rules (None when too few clips pass them), with the speeds its clips were
+    read at. The clips are samples ``index0``, ``index0 + 1``... (their own noise)."""
     from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
-    from pipeline.features.audio_physics import AudioInputError, clip_levels
+    from pipeline.features.audio_physics import AudioInputError, clip_levels, clip_speed
 
     learner = AudioBaseline(AudioBaselineRules(clips=clips, min_gap_ms=0))
     faulty = fault_scale > 0 and spec.fault != "normal"
@@ -188,27 +189,27 @@ def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, poi
                         severity=spec.severity * fault_scale if faulty else 0.0, variant=spec.variant if faulty else "")
         clip = renderer.render(other, ("audio",)).clip.astype(np.float32) / 32768.0
         try:
-            levels = clip_levels(audio_vector(clip, 16_000, profile))
+            vector = audio_vector(clip, 16_000, profile)
         except AudioInputError:
             continue
-        if learner.observe(levels, event_ms=k):
-            return learner.levels_db
+        if learner.observe(clip_levels(vector), event_ms=k, shaft_hz=clip_speed(vector)):
+            return learner.healthy
     return None
 
 
-def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int]
-                  ) -> dict[str, np.ndarray]:
+def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
+                              bool]) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
-     audio_baseline_share, audio_chronic_share, audio_baseline_clips) = args
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
                                              "audio_base")}
-    healthy_levels: dict[int, tuple[float, ...] | None] = {}
+    healthy_levels: dict[int, HealthyLevels | None] = {}
     machine_points: dict[int, list[DomainSampleSpec]] = {}
     for i in indices:
         spec = specs[i]
@@ -242,7 +243,10 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
                         renderer, spec, points, profile, machine_rng, audio_baseline_clips,
                         90_000_000 + spec.asset_index * 100)
                 levels, kind = healthy_levels[spec.asset_index], 1
-        rows["audio"].append(audio_vector(clip, 16_000, profile, hint, levels))
+        # the training data read every clip against the levels alone; the line (speed_gate) only
+        # where the baseline covers the clip's speed (pipeline.features.audio_baseline)
+        rows["audio"].append(audio_vector(clip, 16_000, profile, hint,
+                                          levels if speed_gate or levels is None else levels.levels_db))
         rows["audio_base"].append(kind if levels is not None else 0)
         if audio_extra is not None:
             rows["extra"].append(audio_extra(clip, 16_000, profile, hint))
@@ -279,14 +283,17 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          workers: int = 1, progress: bool = False, baseline_share: float = 0.4,
                          speed_hint_share: float = 0.3, images: bool = False,
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
-                         audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8) -> DomainDataset:
+                         audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
+                         audio_baseline_speed_gate: bool = False) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
     ``audio_chronic_share`` of the faulty ones against a baseline learnt while the fault was there
     (0.5-1.0x its severity, a quarter of the learning period); the rest healthy, learnt over
     ``audio_baseline_clips`` clips. ``DomainDataset.audio_baseline`` says which: 0 none, 1 healthy,
-    2 chronic.
+    2 chronic. ``audio_baseline_speed_gate``: a clip is read against its baseline only where the
+    baseline covers its speed, as the job and ``linewatch inspect`` read it (the models' training
+    data did not: off by default, so a dataset renders as it was trained on).
 
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
@@ -299,7 +306,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
-              audio_baseline_share, audio_chronic_share, audio_baseline_clips) for c in _chunks(specs, 64)]
+              audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate)
+             for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
     if workers <= 1:

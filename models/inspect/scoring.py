@@ -28,6 +28,7 @@ from models.inspect.readers import InspectInputError, read_frame, read_plc, read
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile
+from pipeline.features.audio_baseline import HealthyLevels, speed_range
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
@@ -224,27 +225,33 @@ class Inspector:
         result.windows = len(inputs)
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
 
-    def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, tuple[float, ...]]:
+    def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, HealthyLevels]:
         """Per machine, the healthy shaft-harmonic levels of recordings made when it was healthy
         (``--healthy-audio``): the median over every 1 s segment of its files, as the job learns
-        them (:mod:`pipeline.features.audio_baseline`). The machine of a file is ``asset_id`` or its
+        them, with the range of the segments' speeds they hold at
+        (:mod:`pipeline.features.audio_baseline`). The machine of a file is ``asset_id`` or its
         name's."""
-        from pipeline.features.audio_physics import audio_segment_vectors, clip_levels
+        from pipeline.features.audio_physics import audio_segment_vectors, clip_levels, clip_speed
 
         levels: dict[str, list[np.ndarray]] = defaultdict(list)
+        speeds: dict[str, list[float]] = defaultdict(list)
         for path in healthy:
             aid = asset_id or self.asset_of(Path(path))
             if not aid:
                 raise InspectInputError(f"{path}: no machine id for a healthy recording (use --asset or "
                                         "<ASSET>-<stamp> file names)")
             x, rate = read_wav(Path(path))
-            levels[aid] += [clip_levels(v) for v in audio_segment_vectors(x, rate, self.profile(aid, []))]
-        return {aid: tuple(float(v) for v in np.median(np.stack(rows), axis=0)) for aid, rows in levels.items()}
+            vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
+            levels[aid] += [clip_levels(v) for v in vectors]
+            speeds[aid] += [clip_speed(v) for v in vectors]
+        return {aid: HealthyLevels(tuple(float(v) for v in np.median(np.stack(rows), axis=0)), speed_range(speeds[aid]))
+                for aid, rows in levels.items()}
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None
               ) -> tuple[list[FileResult], list[AssetVerdict]]:
         """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
         WAV recordings of the same machines when healthy, which its clips are read against."""
+        from pipeline.features.audio_physics import clip_speed
         from pipeline.features.messages import (
             audio_features_message,
             thermal_message_any_unit,
@@ -285,6 +292,11 @@ class Inspector:
                             result.warnings.append("read without the machine's healthy sound: audio withholds "
                                                    "imbalance (one recording cannot show it; give one made when the "
                                                    "machine was healthy with --healthy-audio)")
+                        elif not baselines[aid].covers(clip_speed(msg.vector)):
+                            result.warnings.append(
+                                f"the machine runs at {clip_speed(msg.vector):.1f} Hz here, its healthy recording at "
+                                f"{baselines[aid].describe()}: read without it, audio withholds imbalance (shaft "
+                                "levels change with speed; give a healthy recording at this speed too)")
                     else:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
                                                        source=str(path), warnings=result.warnings)

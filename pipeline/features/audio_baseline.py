@@ -22,6 +22,17 @@ learnt under.
 the six deltas and ``baseline.available`` (0 and all deltas 0 before the baseline is learnt, and
 for single files scored by ``linewatch inspect``).
 
+**A baseline holds at the speeds it was learnt at.** The shaft-harmonic levels move with speed
+(the imbalance force grows with its square, resonances pass by), so a clip of a variable-speed
+machine read against levels learnt at another speed shows deltas that are speed, not fault: a
+commissioning recording made at one drive speed raised another generator's audio false alarms on
+drive machines from 9.2 to 19.2 % (docs/models.md, "A foreign fleet"). :class:`HealthyLevels`
+keeps the range of shaft speeds its clips were learnt at; a clip whose estimated speed
+(``speed.shaft_hz``) lies more than :data:`SPEED_TOLERANCE` outside it is read as if there were
+no baseline (``baseline.available`` 0: audio withholds imbalance, :mod:`models.withheld_classes`).
+A machine learnt over several speeds (a drive in normal service) covers them all; levels given
+without speeds (the training data's baselines, states written before 2026-12-02) hold at any speed.
+
 >>> import numpy as np
 >>> b = AudioBaseline(AudioBaselineRules(clips=3, min_gap_ms=1_000))
 >>> [b.observe(np.array([6.0, 1.0, 0, 0, 0, 0]) + k, event_ms=1_000 * k) for k in range(3)]
@@ -32,6 +43,11 @@ for single files scored by ``linewatch inspect``).
 [3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
 >>> AudioBaseline.from_state(b.to_state()).levels_db == b.levels_db
 True
+>>> h = HealthyLevels((7.0, 2.0, 1.0, 1.0, 1.0, 1.0), shaft_hz=(24.0, 25.0))
+>>> h.covers(26.0), h.covers(30.0)
+(True, False)
+>>> baseline_values(np.array([10.0, 2.0, 1.0, 1.0, 1.0, 1.0]), h, shaft_hz=30.0).tolist()
+[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 """
 
 from __future__ import annotations
@@ -46,12 +62,58 @@ AUDIO_BASELINE_NAMES: tuple[str, ...] = (
     *(f"baseline.shaft.{k}x.delta_db" for k in range(1, N_LEVELS + 1)), "baseline.available")
 
 
-def baseline_values(levels_db: np.ndarray, baseline_db: tuple[float, ...] | np.ndarray | None) -> np.ndarray:
-    """``float32 (7,)``: the clip's shaft-harmonic levels minus the baseline's, and 1.0; zeros without a baseline."""
+#: How far (relative) a clip's shaft speed may lie outside the speeds a baseline was learnt at and
+#: still be read against it: ±10 % moves the imbalance force by ±1.7 dB, inside a healthy machine's
+#: clip-to-clip spread of its 1× level.
+SPEED_TOLERANCE = 0.10
+
+
+@dataclass(frozen=True)
+class HealthyLevels:
+    """A machine's learned healthy shaft-harmonic levels and the shaft speeds (Hz, lowest and
+    highest of its learning clips) they hold at; ``shaft_hz`` None: any speed."""
+
+    levels_db: tuple[float, ...]
+    shaft_hz: tuple[float, float] | None = None
+
+    def covers(self, shaft_hz: float | None) -> bool:
+        """Whether a clip running at ``shaft_hz`` (its estimate; None: unknown) may be read against these levels."""
+        if self.shaft_hz is None:
+            return True
+        if shaft_hz is None or not np.isfinite(shaft_hz) or shaft_hz <= 0:
+            return False
+        low, high = self.shaft_hz
+        return low / (1 + SPEED_TOLERANCE) <= shaft_hz <= high * (1 + SPEED_TOLERANCE)
+
+    def describe(self) -> str:
+        """The speeds in words (for warnings)."""
+        if self.shaft_hz is None:
+            return "any speed"
+        low, high = self.shaft_hz
+        return f"{low:.1f} Hz" if abs(high - low) < 0.05 else f"{low:.1f}-{high:.1f} Hz"
+
+
+Baseline = tuple[float, ...] | np.ndarray | HealthyLevels
+
+
+def baseline_values(levels_db: np.ndarray, baseline_db: Baseline | None, shaft_hz: float | None = None) -> np.ndarray:
+    """``float32 (7,)``: the clip's shaft-harmonic levels minus the baseline's, and 1.0; zeros without
+    a baseline, or when the clip's speed ``shaft_hz`` lies outside what a :class:`HealthyLevels` covers."""
+    if isinstance(baseline_db, HealthyLevels):
+        if not baseline_db.covers(shaft_hz):
+            return np.zeros(N_LEVELS + 1, np.float32)
+        baseline_db = baseline_db.levels_db
     if baseline_db is None:
         return np.zeros(N_LEVELS + 1, np.float32)
     delta = np.asarray(levels_db, np.float64)[:N_LEVELS] - np.asarray(baseline_db, np.float64)
     return np.nan_to_num(np.r_[delta, 1.0], nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+
+
+def speed_range(speeds_hz: list[float] | np.ndarray) -> tuple[float, float] | None:
+    """(lowest, highest) of the finite, positive speed estimates; None when there is none."""
+    v = np.asarray(speeds_hz, np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    return (round(float(v.min()), 3), round(float(v.max()), 3)) if v.size else None
 
 
 @dataclass(frozen=True)
@@ -68,8 +130,10 @@ class AudioBaseline:
 
     rules: AudioBaselineRules = field(default_factory=AudioBaselineRules)
     values: list[list[float]] = field(default_factory=list)
+    speeds: list[float] = field(default_factory=list)  #: the learning clips' shaft-speed estimates (Hz)
     last_ms: int | None = None
     levels_db: tuple[float, ...] | None = None
+    shaft_hz: tuple[float, float] | None = None  #: the speeds the levels were learnt at (None: unknown, any)
     learned_at_ms: int | None = None
     seen: int = 0
     rejected: int = 0
@@ -79,8 +143,14 @@ class AudioBaseline:
     def learned(self) -> bool:
         return self.levels_db is not None
 
-    def observe(self, levels_db: np.ndarray, event_ms: int) -> bool:
-        """Offer one clip's six levels (event time in ms); True when this clip completed the learning."""
+    @property
+    def healthy(self) -> HealthyLevels | None:
+        """The learned levels with the speeds they hold at (None while learning)."""
+        return None if self.levels_db is None else HealthyLevels(self.levels_db, self.shaft_hz)
+
+    def observe(self, levels_db: np.ndarray, event_ms: int, shaft_hz: float | None = None) -> bool:
+        """Offer one clip's six levels (event time in ms) and its shaft-speed estimate (Hz; None:
+        unknown); True when this clip completed the learning."""
         if self.levels_db is not None:
             return False
         self.seen += 1
@@ -92,21 +162,26 @@ class AudioBaseline:
             return False
         self.last_ms = int(event_ms)
         self.values.append([round(float(v), 4) for v in levels])
+        if shaft_hz is not None and np.isfinite(shaft_hz) and shaft_hz > 0:
+            self.speeds.append(round(float(shaft_hz), 3))
         if len(self.values) < self.rules.clips:
             return False
         self.levels_db = tuple(round(float(v), 4) for v in np.median(np.asarray(self.values), axis=0))
-        self.learned_at_ms, self.values = int(event_ms), []
+        self.shaft_hz = speed_range(self.speeds)
+        self.learned_at_ms, self.values, self.speeds = int(event_ms), [], []
         return True
 
     def reset(self) -> None:
         """Forget the learned levels and learn again (e.g. after the machine was repaired)."""
-        self.values, self.last_ms, self.levels_db, self.learned_at_ms = [], None, None, None
+        self.values, self.speeds, self.last_ms, self.levels_db, self.learned_at_ms = [], [], None, None, None
+        self.shaft_hz = None
         self.seen, self.rejected = 0, 0
 
     def to_state(self) -> dict[str, object]:
         return {"clips": self.rules.clips, "min_gap_ms": self.rules.min_gap_ms, "values": self.values,
-                "last_ms": self.last_ms,
+                "speeds": self.speeds, "last_ms": self.last_ms,
                 "levels_db": None if self.levels_db is None else list(self.levels_db),
+                "shaft_hz": None if self.shaft_hz is None else list(self.shaft_hz),
                 "learned_at_ms": self.learned_at_ms, "seen": self.seen, "rejected": self.rejected,
                 "generation": self.generation}
 
@@ -116,9 +191,12 @@ class AudioBaseline:
         rules = rules or AudioBaselineRules(clips=int(state.get("clips", AudioBaselineRules.clips)),  # type: ignore[call-overload]
                                             min_gap_ms=int(state.get("min_gap_ms", AudioBaselineRules.min_gap_ms)))  # type: ignore[call-overload]
         levels, at, last = state.get("levels_db"), state.get("learned_at_ms"), state.get("last_ms")
+        speeds = state.get("shaft_hz")
         return cls(rules=rules, values=[[float(v) for v in row] for row in state.get("values", [])],  # type: ignore[attr-defined]
+                   speeds=[float(v) for v in state.get("speeds", [])],  # type: ignore[attr-defined]
                    last_ms=None if last is None else int(last),  # type: ignore[call-overload]
                    levels_db=None if levels is None else tuple(float(v) for v in levels),  # type: ignore[attr-defined]
+                   shaft_hz=None if speeds is None else (float(speeds[0]), float(speeds[1])),  # type: ignore[index]
                    learned_at_ms=None if at is None else int(at),  # type: ignore[call-overload]
                    seen=int(state.get("seen", 0)), rejected=int(state.get("rejected", 0)),  # type: ignore[call-overload]
                    generation=int(state.get("generation", 0)))  # type: ignore[call-overload]

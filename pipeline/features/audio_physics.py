@@ -60,7 +60,7 @@ from scipy.ndimage import median_filter
 from scipy.signal import resample_poly
 
 from pipeline.features.asset_profile import AssetProfile, as_profile
-from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, baseline_values
+from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, Baseline, baseline_values
 
 SAMPLE_RATE = 16_000
 SEGMENT = SAMPLE_RATE
@@ -116,6 +116,7 @@ AUDIO_CLIP_NAMES: tuple[str, ...] = (
 #: 0 without one).
 AUDIO_VECTOR_NAMES: tuple[str, ...] = AUDIO_CLIP_NAMES + AUDIO_BASELINE_NAMES
 _LEVEL_INDEX = np.array([AUDIO_CLIP_NAMES.index(n) for n in CLIP_LEVEL_NAMES])
+_SPEED_INDEX = AUDIO_CLIP_NAMES.index("speed.shaft_hz")
 
 
 class AudioInputError(ValueError):
@@ -575,14 +576,16 @@ def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetPr
     return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
 
 
-def finish_audio_vector(vec: np.ndarray, baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+def finish_audio_vector(vec: np.ndarray, baseline_db: Baseline | None = None) -> np.ndarray:
     """A raw vector (one segment's 79 values, or the median of several) as the model reads it:
     prominences clipped to :data:`PROM_CLIP`, non-finite values 0, then the seven baseline values
-    against ``baseline_db`` (the machine's learned healthy levels, or None), float32 ``(86,)``."""
+    against ``baseline_db`` (the machine's learned healthy levels, or None; a
+    :class:`~pipeline.features.audio_baseline.HealthyLevels` only where it covers the clip's
+    estimated speed), float32 ``(86,)``."""
     out = np.array(vec, dtype=np.float64)[: len(AUDIO_CLIP_NAMES)]
     out[_PROM_INDEX] = np.clip(out[_PROM_INDEX], *PROM_CLIP)
     clip = np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
-    return np.concatenate([clip, baseline_values(clip[_LEVEL_INDEX], baseline_db)])
+    return np.concatenate([clip, baseline_values(clip[_LEVEL_INDEX], baseline_db, clip_speed(clip))])
 
 
 def clip_levels(vector: np.ndarray) -> np.ndarray:
@@ -591,9 +594,15 @@ def clip_levels(vector: np.ndarray) -> np.ndarray:
     return np.asarray(vector)[_LEVEL_INDEX].astype(np.float64)
 
 
+def clip_speed(vector: np.ndarray) -> float:
+    """The shaft speed (Hz) the clip of an audio vector was read at (``speed.shaft_hz``, which the
+    vector holds in units of 60 Hz)."""
+    return 60.0 * float(np.asarray(vector)[_SPEED_INDEX])
+
+
 def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                           shaft_hz: float | None = None, raw: bool = False,
-                          baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+                          baseline_db: Baseline | None = None) -> np.ndarray:
     """``(k, 86)``: the vector of each 1 s segment of the clip (k <= :data:`MAX_SEGMENTS`, see
     :func:`segments`), each one as :func:`audio_vector` gives it for that second alone
     (``raw``: ``(k, 79)`` before :func:`finish_audio_vector`, what :func:`audio_vector` takes the
@@ -608,7 +617,7 @@ def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, a
 
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
                  shaft_hz: float | None = None,
-                 baseline_db: tuple[float, ...] | np.ndarray | None = None) -> np.ndarray:
+                 baseline_db: Baseline | None = None) -> np.ndarray:
     """``float32 (86,)`` physics-normalised model input of one clip (see the module docstring).
 
     ``asset``: an :class:`~pipeline.features.asset_profile.AssetProfile`, an ``assets.json`` entry or

@@ -23,6 +23,7 @@ import numpy as np
 from linewatch.contract import AudioFeatures, PlcFeatures, ThermalFeatures
 from pipeline.features import FEATURES_VERSION
 from pipeline.features.asset_profile import AssetProfile, as_profile
+from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import audio_vector, resample_to_16k
 from pipeline.features.plc_physics import plc_vector
@@ -116,7 +117,7 @@ def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,
                            sample_rate: int = 16_000, asset: object = None, shaft_hz: float | None = None,
                            source: str = "", ingest_time_ms: int = 0,
-                           baseline_db: tuple[float, ...] | None = None) -> AudioFeatures:
+                           baseline_db: Baseline | None = None) -> AudioFeatures:
     """``AudioFeatures`` of one clip: statistics, the float32 log-mel spectrogram and ``vector``.
 
     The log-mel and statistics describe the clip at 16 kHz (other rates are resampled);

@@ -1,9 +1,10 @@
 """Audio clips: WAV → checks → log-mel spectrogram, acoustic statistics and the model-input vector.
 
 Each asset learns its healthy shaft-harmonic levels from its first clips
-(:mod:`pipeline.features.audio_baseline`, kept in the asset's state, then frozen); every clip's
-vector reads its levels against what was learned *before* it (zeros and ``baseline.available`` 0
-until then).
+(:mod:`pipeline.features.audio_baseline`, kept in the asset's state, then frozen, with the shaft
+speeds they were learnt at); every clip's vector reads its levels against what was learned
+*before* it (zeros and ``baseline.available`` 0 until then, and for a clip at a speed the
+baseline does not cover).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_wav
 from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
-from pipeline.features.audio_physics import clip_levels
+from pipeline.features.audio_physics import clip_levels, clip_speed
 from pipeline.features.messages import audio_features_message
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -58,9 +59,9 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     learner = audio_baseline(ctx, state, blob.asset_id, out)
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
                                  asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
-                                 baseline_db=learner.levels_db if learner is not None else None)
+                                 baseline_db=learner.healthy if learner is not None else None)
     if learner is not None and not learner.learned:  # learning: every clip changes the learner
-        if learner.observe(clip_levels(msg.vector), entry.event_time_ms):
+        if learner.observe(clip_levels(msg.vector), entry.event_time_ms, clip_speed(msg.vector)):
             out.count("audio_baseline_learned")
         state.audio_baseline = learner
     out.entries.append(ctx.features_entry(Modality.AUDIO, blob.asset_id, entry.event_time_ms, msg))

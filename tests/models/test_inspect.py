@@ -150,3 +150,23 @@ def test_a_healthy_recording_of_the_machine_lets_audio_name_an_imbalance(plant) 
     assert against[0].probabilities["imbalance"] > alone[0].probabilities["imbalance"]
     healthy, _ = inspector.score([cases["normal"][0]], healthy_audio=[cases["normal"][0]])
     assert healthy[0].label == "normal", healthy[0].probabilities
+
+
+def test_a_healthy_recording_at_another_speed_is_not_the_clip_s_baseline(plant, tmp_path) -> None:
+    """The same machine sped up by a quarter (its clip replayed 1.25x faster: every tone, the shaft's
+    too) is read without the healthy recording made at the old speed, and says why."""
+    import soundfile
+
+    _, cases = plant
+    samples, rate = soundfile.read(cases["normal"][0], dtype="int16")
+    assert rate == 16_000
+    healthy, faster, same = tmp_path / "VFD-1-healthy.wav", tmp_path / "VFD-1-faster.wav", tmp_path / "VFD-1-same.wav"
+    healthy.write_bytes(encode_wav(samples, 16_000))
+    faster.write_bytes(encode_wav(samples, 20_000))
+    same.write_bytes(encode_wav(samples, 16_000))
+    inspector = Inspector()  # a machine assets.json does not describe: its speed is searched in 8-65 Hz
+    results, _ = inspector.score([same, faster], asset_id="VFD-1", healthy_audio=[healthy])
+    at_speed, off_speed = results
+    assert at_speed.withheld == [] and not any("healthy recording at" in w for w in at_speed.warnings)
+    assert off_speed.withheld == ["imbalance"], off_speed.warnings
+    assert any("healthy recording at" in w and "this speed" in w for w in off_speed.warnings), off_speed.warnings

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.asset_state import AssetState
-from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules, baseline_values
-from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector, clip_levels
+from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules, HealthyLevels, baseline_values
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector, clip_levels, clip_speed
 from pipeline.ingestor import AssetIngestor
 from pipeline.landing import ManifestWriter
 from tests.pipeline.conftest import job_spec, wav_bytes
@@ -22,12 +22,12 @@ DELTA_1X = AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")
 AVAILABLE = AUDIO_VECTOR_NAMES.index("baseline.available")
 
 
-def motor_clip(rng: np.random.Generator, one_x: float = 0.05) -> np.ndarray:
+def motor_clip(rng: np.random.Generator, one_x: float = 0.05, shaft_hz: float = SHAFT_HZ) -> np.ndarray:
     """One second of a motor: shaft harmonics over broadband noise; ``one_x``: the 1x amplitude."""
     t = np.arange(SR) / SR
     x = rng.normal(0, 0.1, SR)
     for k, amp in enumerate((one_x, 0.03, 0.015, 0.01, 0.008, 0.006), start=1):
-        x += amp * rng.uniform(0.9, 1.1) * np.sin(2 * np.pi * k * SHAFT_HZ * t + rng.uniform(0, 2 * np.pi))
+        x += amp * rng.uniform(0.9, 1.1) * np.sin(2 * np.pi * k * shaft_hz * t + rng.uniform(0, 2 * np.pi))
     return x.astype(np.float32)
 
 
@@ -65,6 +65,32 @@ def test_a_raised_1x_reads_against_the_machine_s_own_learned_levels() -> None:
     assert alone[79:].tolist() == [0.0] * 7
 
 
+def test_a_baseline_holds_only_at_the_speeds_it_was_learnt_at() -> None:
+    """A drive machine's clip at another speed is not read against levels learnt at this one: its
+    shaft levels move with speed, not with a fault (``baseline.available`` 0, imbalance withheld)."""
+    rng = np.random.default_rng(4)
+    asset = {"asset_id": "VFD"}  # no nameplate speed: searched in 8-65 Hz
+    learner = AudioBaseline(AudioBaselineRules(clips=4, min_gap_ms=0))
+    for k in range(4):
+        v = audio_vector(motor_clip(rng, shaft_hz=SHAFT_HZ), SR, asset)
+        learner.observe(clip_levels(v), event_ms=k, shaft_hz=clip_speed(v))
+    healthy = learner.healthy
+    assert healthy is not None and healthy.shaft_hz is not None
+    assert abs(healthy.shaft_hz[0] - SHAFT_HZ) < 0.5 and abs(healthy.shaft_hz[1] - SHAFT_HZ) < 0.5
+    same = audio_vector(motor_clip(rng, shaft_hz=SHAFT_HZ * 1.05), SR, asset, baseline_db=healthy)
+    faster = audio_vector(motor_clip(rng, shaft_hz=SHAFT_HZ * 1.4), SR, asset, baseline_db=healthy)
+    assert abs(clip_speed(faster) - 1.4 * SHAFT_HZ) < 0.5  # the speed estimate the rule reads
+    assert same[AVAILABLE] == 1.0
+    assert faster[AVAILABLE] == 0.0 and faster[79:].tolist() == [0.0] * 7
+    # the same levels without speeds (training data, states written before) hold at any speed
+    assert audio_vector(motor_clip(rng, shaft_hz=SHAFT_HZ * 1.4), SR, asset,
+                        baseline_db=healthy.levels_db)[AVAILABLE] == 1.0
+    restored = AudioBaseline.from_state(json.loads(json.dumps(learner.to_state())))
+    assert restored.healthy == healthy
+    old_state = {k: v for k, v in learner.to_state().items() if k not in ("speeds", "shaft_hz")}
+    assert AudioBaseline.from_state(old_state).healthy == HealthyLevels(healthy.levels_db, None)
+
+
 def test_the_job_learns_each_asset_s_baseline_keeps_it_over_a_restore_and_relearns_on_request(
         tmp_path: Path) -> None:
     assets = [{"asset_id": "MTR-A", "asset_type": "conveyor", "nominal_rpm": 1480}]
@@ -94,6 +120,7 @@ def test_the_job_learns_each_asset_s_baseline_keeps_it_over_a_restore_and_relear
     assert counters.get("audio_baseline_learned") == 1
     learned = state["s"].audio_baseline
     assert learned.learned and len(learned.levels_db) == 6
+    assert learned.shaft_hz is not None and abs(learned.shaft_hz[0] - SHAFT_HZ) < 1.0  # learnt at this speed
     vector, counters = ingest(4, one_x=0.2)  # the machine goes out of balance: +12 dB at 1x
     assert vector[AVAILABLE] == 1.0 and vector[DELTA_1X] > 6.0 and "audio_baseline_learned" not in counters
     assert state["s"].audio_baseline.levels_db == learned.levels_db  # frozen: the fault is not learnt
