@@ -20,8 +20,11 @@ here are drawn from broad ranges (a :class:`DomainSpec`), per machine and per sa
   -2 ... 42 °C; lug hot spots of other sizes;
 * **heat** per machine: the motor body's share of the winding rise and its axial gradient, how a
   cooling failure shows (a broken fan flattens or reverses the gradient, blocked fins flatten or
-  steepen it; how much of its heat reaches the bearing housings) and at which end worn bearings
-  are (:class:`~.thermal.ThermalStyle`);
+  steepen it; how much of its heat reaches the bearing housings), at which end worn bearings
+  are, how much of a bearing's rise its housing's surface shows (50-95 %: a housing can run
+  cooler than the motor body) and how evenly warm the housing is (:class:`~.thermal.ThermalStyle`),
+  and how far the motor body reaches under the housings (a housing's region may hold body pixels
+  or a gap where the shaft shows);
 * **signature strength** per machine (how loud, how hot a fault of a given severity is);
 * **``assets.json`` variants**: optional fields left out or spelled differently, as another tool
   might write them (resonance band, bearing orders, nominal shaft speed, rated current ...).
@@ -112,6 +115,10 @@ class DomainSpec:
     cooling_slope_blocked_fins: tuple[float, float] = (-0.5, 0.6)
     cooling_housing_share: tuple[float, float] = (0.15, 1.0)
     bearing_wear_nde_share: float = 0.35
+    housing_share: tuple[float, float] = (0.5, 0.95)
+    body_overlap_nde: tuple[float, float] = (-3.0, 6.0)
+    body_overlap_de: tuple[float, float] = (-3.0, 2.0)
+    housing_core: tuple[float, float] = (0.0, 0.5)
     sync_impact_share: float = 0.0
     sync_impacts_per_rev: tuple[int, int] = (1, 6)
     sync_impact_scale: tuple[float, float] = (0.5, 12.0)
@@ -139,9 +146,15 @@ def _lu(rng: np.random.Generator, lo: float, hi: float) -> float:
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
-def _layout(rng: np.random.Generator, asset_type: str, spec: DomainSpec) -> ThermalLayout:
+def _layout(rng: np.random.Generator, asset_type: str, spec: DomainSpec,
+            body_overlap: tuple[float, float] = (6.0, 2.0)) -> ThermalLayout:
+    """The machine's parts in its camera's frame. ``body_overlap``: how far (base-view pixels) the
+    motor body reaches under the NDE / DE housings (6 / 2 in the base view; negative: a gap where
+    the shaft shows), so that a housing's region sometimes holds body pixels and sometimes not."""
     h, w = spec.frame_sizes[int(rng.integers(len(spec.frame_sizes)))]
     base = dict(_BASE_BOXES)
+    _, by0, _, by1 = base["motor_body"]
+    base["motor_body"] = (base["nde_bearing"][2] - body_overlap[0], by0, base["de_bearing"][0] + body_overlap[1], by1)
     base["driven"] = _DRIVEN_BOXES[asset_type]
     if asset_type == "pump":
         base["pump_inlet"] = (136, 50, 150, 70)
@@ -182,7 +195,16 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
             "thermal_cooling_slope_broken_fan": float(rng.uniform(*spec.cooling_slope_broken_fan)),
             "thermal_cooling_slope_blocked_fins": float(rng.uniform(*spec.cooling_slope_blocked_fins)),
             "thermal_cooling_housing_share": float(rng.uniform(*spec.cooling_housing_share)),
-            "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share}
+            "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share,
+            "thermal_housing_share": float(rng.uniform(*spec.housing_share)),
+            "thermal_housing_core": float(rng.uniform(*spec.housing_core))}
+
+
+def _body_overlap(i: int, seed: int, spec: DomainSpec) -> tuple[float, float]:
+    """Machine ``i``'s motor-body reach under its NDE / DE housings (base-view pixels), from its own
+    random stream (the layout's other draws, and the machine's PLC and audio data, are unchanged)."""
+    rng = make_rng(seed, "domain-thermal-geometry", spec.name, i)
+    return float(rng.uniform(*spec.body_overlap_nde)), float(rng.uniform(*spec.body_overlap_de))
 
 
 def _sync_impacts(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
@@ -227,7 +249,7 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
     p_nom, p_fs = {"pump": (rng.uniform(1.5, 12.0), 25.0), "fan": (rng.uniform(0.01, 0.08), 0.2),
                    "press": (rng.uniform(90.0, 250.0), 320.0), "compressor": (rng.uniform(6.0, 12.0), 16.0),
                    "conveyor": (rng.uniform(1.0, 3.0), 6.0)}[asset_type]
-    layout = _layout(rng, asset_type, spec)
+    layout = _layout(rng, asset_type, spec, _body_overlap(i, seed, spec))
     g_lo, g_hi = spec.mic_gain_db
     gain_db = float(rng.uniform(g_lo, g_hi))
     while abs(gain_db) < spec.mic_gain_exclude_db:

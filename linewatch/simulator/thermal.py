@@ -12,10 +12,12 @@ Rendering pipeline for one frame of one asset:
      hotter) adds ``6 E_cool u`` on plant machines; a randomised machine instead changes the
      slope by ``g E_cool`` with its own ``g`` per variant: a broken fan flattens or reverses
      the gradient (no air along the fins), blocked fins flatten or steepen it;
-   - NDE / DE bearing housings ``T_amb + 0.85 (T_brg - T_amb)``, hottest at the
-     centre (bearing wear therefore heats the DE housing; on a randomised machine a share of
-     the worn bearings are at the NDE, and only a share of the cooling failure's housing heat
-     reaches them);
+   - NDE / DE bearing housings ``T_amb + h (T_brg - T_amb)(1 - c/2 + c core)``, hottest at
+     the centre (``h`` 0.85, ``c`` 0.4 on plant machines; bearing wear therefore heats the DE
+     housing; on a randomised machine a share of the worn bearings are at the NDE, only a share
+     of the cooling failure's housing heat reaches them, and ``h`` and ``c`` are the machine's:
+     a housing whose surface shows less of the bearing's rise than the motor body does, and
+     housings from evenly warm to peaked);
    - terminal box ``T_amb + 0.3 (T_wind - T_amb)`` plus a small (sigma 1.2 px)
      hotspot of ``hotspot_k`` at the cable lug (electrical overheating);
    - coupling (raised by misalignment/imbalance), driven unit (pump casing at
@@ -105,6 +107,10 @@ class ThermalStyle:
     cooling_slope_change: dict[str, float] = field(default_factory=dict)
     cooling_housing_share: float = 1.0
     bearing_wear_nde_share: float = 0.0
+    #: the share of the bearing's rise over ambient that its housing's surface shows
+    housing_share: float = 0.85
+    #: how much hotter the housing's centre is than its rim (0: evenly warm)
+    housing_core: float = 0.4
 
     @classmethod
     def of(cls, extra: dict[str, float]) -> ThermalStyle:
@@ -115,7 +121,9 @@ class ThermalStyle:
                    cooling_slope_change={v: extra[f"thermal_cooling_slope_{v}"] for v in ("broken_fan", "blocked_fins")
                                          if f"thermal_cooling_slope_{v}" in extra},
                    cooling_housing_share=extra.get("thermal_cooling_housing_share", d.cooling_housing_share),
-                   bearing_wear_nde_share=extra.get("thermal_bearing_wear_nde_share", d.bearing_wear_nde_share))
+                   bearing_wear_nde_share=extra.get("thermal_bearing_wear_nde_share", d.bearing_wear_nde_share),
+                   housing_share=extra.get("thermal_housing_share", d.housing_share),
+                   housing_core=extra.get("thermal_housing_core", d.housing_core))
 
 
 class ThermalCamera:
@@ -234,10 +242,11 @@ class ThermalCamera:
             de_c, nde_c = de_c - moved, nde_c + moved
         body = amb + body_rise * ((1.0 - 0.5 * slope) + slope * self.u_body) * self.fins + cooling_extra
         layers.append(("motor_body", body))
-        layers.append(("nde_bearing", amb + 0.85 * (nde_c - amb) * (0.8 + 0.4 * self.nde_core)))
+        h, c = st.housing_share, st.housing_core
+        layers.append(("nde_bearing", amb + h * (nde_c - amb) * (1.0 - 0.5 * c + c * self.nde_core)))
         tbox = amb + 0.3 * (s.winding_c - amb) + s.hotspot_k * self.lug
         layers.append(("terminal_box", tbox))
-        layers.append(("de_bearing", amb + 0.85 * (de_c - amb) * (0.8 + 0.4 * self.de_core)))
+        layers.append(("de_bearing", amb + h * (de_c - amb) * (1.0 - 0.5 * c + c * self.de_core)))
         layers.append(("coupling", s.coupling_c))
         for name, val in layers:
             m = self.masks[name]

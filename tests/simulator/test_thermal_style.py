@@ -38,8 +38,11 @@ def _axial_gradient_k(pump, frame: np.ndarray) -> float:
 
 
 def _housing_c(pump, frame: np.ndarray, part: str) -> float:
+    """The mean of the middle third of a housing's box: the housing itself (the box's rim may hold
+    the body, a gap or the background, whose edges move with camera shake)."""
     x0, y0, x1, y1 = pump.layout.boxes[part]
-    return float(frame[y0:y1, x0:x1].max())
+    dx, dy = max(1, (x1 - x0) // 3), max(1, (y1 - y0) // 3)
+    return float(frame[y0 + dy:y1 - dy, x0 + dx:x1 - dx].mean())
 
 
 def test_plant_machines_keep_the_plant_style() -> None:
@@ -76,3 +79,39 @@ def test_worn_bearings_at_the_non_drive_end_heat_that_housing() -> None:
         base = _frame_c(pump, healthy)
         assert _housing_c(pump, worn, hot) - _housing_c(pump, base, hot) > 10.0, share
         assert abs(_housing_c(pump, worn, cool) - _housing_c(pump, base, cool)) < 4.0, share
+
+
+def test_a_housing_shows_its_share_of_the_bearing_rise_from_evenly_warm_to_peaked() -> None:
+    """``housing_share``: how much of the bearing's rise the housing's surface shows (a housing can
+    run cooler than the motor body); ``housing_core``: how much hotter its centre is than its rim."""
+
+    def housing(**style: float) -> tuple[float, float]:
+        pump, healthy = _machine(thermal_bearing_wear_nde_share=0.0, **style)
+        frame = _frame_c(pump, _faulty(healthy, "bearing_wear", "outer_race"))
+        x0, y0, x1, y1 = pump.layout.boxes["de_bearing"]
+        cx, cy, rx, ry = (x0 + x1) // 2, (y0 + y1) // 2, max(1, (x1 - x0) // 6), max(1, (y1 - y0) // 6)
+        centre = float(frame[cy - ry:cy + ry + 1, cx - rx:cx + rx + 1].mean())
+        ring = float(frame[cy - 2 * ry:cy + 2 * ry + 1, cx - 2 * rx:cx + 2 * rx + 1].mean())
+        return centre, centre - ring
+
+    hot, peaked = housing(thermal_housing_share=0.95, thermal_housing_core=0.5)
+    cool, even = housing(thermal_housing_share=0.5, thermal_housing_core=0.0)
+    assert hot > cool + 5.0
+    assert peaked > 1.0 and abs(even) < 0.5 * peaked
+
+
+def test_the_motor_body_reaches_under_the_housings_or_leaves_a_gap() -> None:
+    from linewatch.simulator.domain import _layout
+
+    def boxes(overlap: tuple[float, float]) -> dict[str, tuple[int, int, int, int]]:
+        return _layout(np.random.default_rng(0), "pump", TRAIN_DOMAIN, overlap).boxes
+
+    def reach(b: dict[str, tuple[int, int, int, int]]) -> tuple[int, int]:
+        body, nde, de = b["motor_body"], b["nde_bearing"], b["de_bearing"]
+        left, right = (nde, de) if nde[0] < de[0] else (de, nde)
+        return left[2] - body[0], body[2] - right[0]  # > 0: the body reaches under the housing
+
+    assert min(reach(boxes((6.0, 2.0)))) > 0
+    assert max(reach(boxes((-3.0, -3.0)))) < 0
+    styles = [a.layout.boxes for a in domain_fleet(30, SEED)]
+    assert any(min(reach(b)) < 0 for b in styles) and any(min(reach(b)) > 0 for b in styles)
