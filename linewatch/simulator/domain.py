@@ -20,11 +20,10 @@ here are drawn from broad ranges (a :class:`DomainSpec`), per machine and per sa
   -2 ... 42 °C; lug hot spots of other sizes;
 * **heat** per machine: the motor body's share of the winding rise and its axial gradient, how a
   cooling failure shows (a broken fan flattens or reverses the gradient, blocked fins flatten or
-  steepen it; how much of its heat reaches the bearing housings), at which end worn bearings
-  are, how much of a bearing's rise its housing's surface shows (50-95 %: a housing can run
-  cooler than the motor body) and how evenly warm the housing is (:class:`~.thermal.ThermalStyle`),
-  and how far the motor body reaches under the housings (a housing's region may hold body pixels
-  or a gap where the shaft shows);
+  steepen it; how much of its heat reaches the bearing housings) and at which end worn bearings
+  are (:class:`~.thermal.ThermalStyle`); off in the shipped domains, how much of a bearing's rise
+  its housing's surface shows, how evenly warm the housing is, and how far the motor body reaches
+  under the housings;
 * **signature strength** per machine (how loud, how hot a fault of a given severity is);
 * **``assets.json`` variants**: optional fields left out or spelled differently, as another tool
   might write them (resonance band, bearing orders, nominal shaft speed, rated current ...).
@@ -115,10 +114,14 @@ class DomainSpec:
     cooling_slope_blocked_fins: tuple[float, float] = (-0.5, 0.6)
     cooling_housing_share: tuple[float, float] = (0.15, 1.0)
     bearing_wear_nde_share: float = 0.35
-    housing_share: tuple[float, float] = (0.5, 0.95)
-    body_overlap_nde: tuple[float, float] = (-3.0, 6.0)
-    body_overlap_de: tuple[float, float] = (-3.0, 2.0)
-    housing_core: tuple[float, float] = (0.0, 0.5)
+    #: Off (None) in the shipped domains (docs/models.md, "Thermal: housings cooler than the
+    #: body"; run v6b drew (0.5, 0.95), (0.0, 0.5), (-3, 6) and (-3, 2)): the share of a bearing's
+    #: rise its housing shows, the housing's centre-over-rim contrast, and how far (base-view
+    #: pixels) the motor body reaches under the NDE / DE housings (6 / 2 when off).
+    housing_share: tuple[float, float] | None = None
+    housing_core: tuple[float, float] | None = None
+    body_overlap_nde: tuple[float, float] | None = None
+    body_overlap_de: tuple[float, float] | None = None
     sync_impact_share: float = 0.0
     sync_impacts_per_rev: tuple[int, int] = (1, 6)
     sync_impact_scale: tuple[float, float] = (0.5, 12.0)
@@ -190,21 +193,29 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     """Machine ``i``'s :class:`~.thermal.ThermalStyle` as ``Asset.extra`` keys, from its own
     random stream (the machine's other draws, and so its PLC and audio data, are unchanged)."""
     rng = make_rng(seed, "domain-thermal-style", spec.name, i)
-    return {"thermal_body_share": float(rng.uniform(*spec.body_share)),
-            "thermal_axial_slope": float(rng.uniform(*spec.axial_slope)),
-            "thermal_cooling_slope_broken_fan": float(rng.uniform(*spec.cooling_slope_broken_fan)),
-            "thermal_cooling_slope_blocked_fins": float(rng.uniform(*spec.cooling_slope_blocked_fins)),
-            "thermal_cooling_housing_share": float(rng.uniform(*spec.cooling_housing_share)),
-            "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share,
-            "thermal_housing_share": float(rng.uniform(*spec.housing_share)),
-            "thermal_housing_core": float(rng.uniform(*spec.housing_core))}
+    style = {"thermal_body_share": float(rng.uniform(*spec.body_share)),
+             "thermal_axial_slope": float(rng.uniform(*spec.axial_slope)),
+             "thermal_cooling_slope_broken_fan": float(rng.uniform(*spec.cooling_slope_broken_fan)),
+             "thermal_cooling_slope_blocked_fins": float(rng.uniform(*spec.cooling_slope_blocked_fins)),
+             "thermal_cooling_housing_share": float(rng.uniform(*spec.cooling_housing_share)),
+             "thermal_bearing_wear_nde_share": spec.bearing_wear_nde_share}
+    if spec.housing_share is not None:
+        style["thermal_housing_share"] = float(rng.uniform(*spec.housing_share))
+    if spec.housing_core is not None:
+        contrast = float(rng.uniform(*spec.housing_core))
+        style["thermal_housing_rim"], style["thermal_housing_peak"] = 1.0 - 0.5 * contrast, contrast
+    return style
 
 
 def _body_overlap(i: int, seed: int, spec: DomainSpec) -> tuple[float, float]:
-    """Machine ``i``'s motor-body reach under its NDE / DE housings (base-view pixels), from its own
-    random stream (the layout's other draws, and the machine's PLC and audio data, are unchanged)."""
+    """Machine ``i``'s motor-body reach under its NDE / DE housings (base-view pixels; 6 / 2, the
+    base view, when the domain does not draw it), from its own random stream (the layout's other
+    draws, and the machine's PLC and audio data, are unchanged)."""
+    if spec.body_overlap_nde is None and spec.body_overlap_de is None:
+        return 6.0, 2.0
     rng = make_rng(seed, "domain-thermal-geometry", spec.name, i)
-    return float(rng.uniform(*spec.body_overlap_nde)), float(rng.uniform(*spec.body_overlap_de))
+    return (float(rng.uniform(*spec.body_overlap_nde)) if spec.body_overlap_nde else 6.0,
+            float(rng.uniform(*spec.body_overlap_de)) if spec.body_overlap_de else 2.0)
 
 
 def _sync_impacts(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:

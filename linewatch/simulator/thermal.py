@@ -12,12 +12,12 @@ Rendering pipeline for one frame of one asset:
      hotter) adds ``6 E_cool u`` on plant machines; a randomised machine instead changes the
      slope by ``g E_cool`` with its own ``g`` per variant: a broken fan flattens or reverses
      the gradient (no air along the fins), blocked fins flatten or steepen it;
-   - NDE / DE bearing housings ``T_amb + h (T_brg - T_amb)(1 - c/2 + c core)``, hottest at
-     the centre (``h`` 0.85, ``c`` 0.4 on plant machines; bearing wear therefore heats the DE
-     housing; on a randomised machine a share of the worn bearings are at the NDE, only a share
-     of the cooling failure's housing heat reaches them, and ``h`` and ``c`` are the machine's:
-     a housing whose surface shows less of the bearing's rise than the motor body does, and
-     housings from evenly warm to peaked);
+   - NDE / DE bearing housings ``T_amb + h (T_brg - T_amb)(r + c core)``, hottest at
+     the centre (``h`` 0.85, ``r`` 0.8, ``c`` 0.4 on plant machines; bearing wear therefore heats the DE
+     housing; on a randomised machine a share of the worn bearings are at the NDE, and only a
+     share of the cooling failure's housing heat reaches them; a domain may also draw ``h`` and
+     ``c`` per machine, off in the shipped domains: docs/models.md, "Thermal: housings cooler
+     than the body");
    - terminal box ``T_amb + 0.3 (T_wind - T_amb)`` plus a small (sigma 1.2 px)
      hotspot of ``hotspot_k`` at the cable lug (electrical overheating);
    - coupling (raised by misalignment/imbalance), driven unit (pump casing at
@@ -109,8 +109,10 @@ class ThermalStyle:
     bearing_wear_nde_share: float = 0.0
     #: the share of the bearing's rise over ambient that its housing's surface shows
     housing_share: float = 0.85
-    #: how much hotter the housing's centre is than its rim (0: evenly warm)
-    housing_core: float = 0.4
+    #: the housing's rim and how much hotter its centre is, as factors of that rise (rim + peak
+    #: at the centre; 1, 0: evenly warm)
+    housing_rim: float = 0.8
+    housing_peak: float = 0.4
 
     @classmethod
     def of(cls, extra: dict[str, float]) -> ThermalStyle:
@@ -123,7 +125,8 @@ class ThermalStyle:
                    cooling_housing_share=extra.get("thermal_cooling_housing_share", d.cooling_housing_share),
                    bearing_wear_nde_share=extra.get("thermal_bearing_wear_nde_share", d.bearing_wear_nde_share),
                    housing_share=extra.get("thermal_housing_share", d.housing_share),
-                   housing_core=extra.get("thermal_housing_core", d.housing_core))
+                   housing_rim=extra.get("thermal_housing_rim", d.housing_rim),
+                   housing_peak=extra.get("thermal_housing_peak", d.housing_peak))
 
 
 class ThermalCamera:
@@ -242,11 +245,11 @@ class ThermalCamera:
             de_c, nde_c = de_c - moved, nde_c + moved
         body = amb + body_rise * ((1.0 - 0.5 * slope) + slope * self.u_body) * self.fins + cooling_extra
         layers.append(("motor_body", body))
-        h, c = st.housing_share, st.housing_core
-        layers.append(("nde_bearing", amb + h * (nde_c - amb) * (1.0 - 0.5 * c + c * self.nde_core)))
+        h, rim, peak = st.housing_share, st.housing_rim, st.housing_peak
+        layers.append(("nde_bearing", amb + h * (nde_c - amb) * (rim + peak * self.nde_core)))
         tbox = amb + 0.3 * (s.winding_c - amb) + s.hotspot_k * self.lug
         layers.append(("terminal_box", tbox))
-        layers.append(("de_bearing", amb + h * (de_c - amb) * (1.0 - 0.5 * c + c * self.de_core)))
+        layers.append(("de_bearing", amb + h * (de_c - amb) * (rim + peak * self.de_core)))
         layers.append(("coupling", s.coupling_c))
         for name, val in layers:
             m = self.masks[name]

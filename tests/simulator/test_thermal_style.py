@@ -83,7 +83,7 @@ def test_worn_bearings_at_the_non_drive_end_heat_that_housing() -> None:
 
 def test_a_housing_shows_its_share_of_the_bearing_rise_from_evenly_warm_to_peaked() -> None:
     """``housing_share``: how much of the bearing's rise the housing's surface shows (a housing can
-    run cooler than the motor body); ``housing_core``: how much hotter its centre is than its rim."""
+    run cooler than the motor body); ``housing_rim`` / ``housing_peak``: evenly warm to peaked."""
 
     def housing(**style: float) -> tuple[float, float]:
         pump, healthy = _machine(thermal_bearing_wear_nde_share=0.0, **style)
@@ -94,8 +94,8 @@ def test_a_housing_shows_its_share_of_the_bearing_rise_from_evenly_warm_to_peake
         ring = float(frame[cy - 2 * ry:cy + 2 * ry + 1, cx - 2 * rx:cx + 2 * rx + 1].mean())
         return centre, centre - ring
 
-    hot, peaked = housing(thermal_housing_share=0.95, thermal_housing_core=0.5)
-    cool, even = housing(thermal_housing_share=0.5, thermal_housing_core=0.0)
+    hot, peaked = housing(thermal_housing_share=0.95, thermal_housing_rim=0.75, thermal_housing_peak=0.5)
+    cool, even = housing(thermal_housing_share=0.5, thermal_housing_rim=1.0, thermal_housing_peak=0.0)
     assert hot > cool + 5.0
     assert peaked > 1.0 and abs(even) < 0.5 * peaked
 
@@ -113,5 +113,12 @@ def test_the_motor_body_reaches_under_the_housings_or_leaves_a_gap() -> None:
 
     assert min(reach(boxes((6.0, 2.0)))) > 0
     assert max(reach(boxes((-3.0, -3.0)))) < 0
-    styles = [a.layout.boxes for a in domain_fleet(30, SEED)]
+    drawn = replace(TRAIN_DOMAIN, body_overlap_nde=(-3.0, 6.0), body_overlap_de=(-3.0, 2.0))
+    styles = [a.layout.boxes for a in domain_fleet(30, SEED, drawn)]
     assert any(min(reach(b)) < 0 for b in styles) and any(min(reach(b)) > 0 for b in styles)
+    # off in the shipped domains: every machine has the base view's reach, and the plant housings
+    shipped = domain_fleet(30, SEED)
+    assert all(min(reach(a.layout.boxes)) >= 0 for a in shipped)  # (small frames round 2 px to 0)
+    assert all(not any(k.startswith("thermal_housing_") for k in a.extra) for a in shipped)
+    assert [a.layout for a in domain_fleet(30, SEED, replace(TRAIN_DOMAIN, housing_share=(0.5, 0.95)))] == \
+        [a.layout for a in shipped]  # its own random streams: the rest of the machine is unchanged
