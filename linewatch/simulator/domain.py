@@ -149,8 +149,12 @@ def _lu(rng: np.random.Generator, lo: float, hi: float) -> float:
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
+#: How far (base-view pixels) the motor body reaches under the NDE / DE housings in the base view.
+BASE_BODY_OVERLAP: tuple[float, float] = (6.0, 2.0)
+
+
 def _layout(rng: np.random.Generator, asset_type: str, spec: DomainSpec,
-            body_overlap: tuple[float, float] = (6.0, 2.0)) -> ThermalLayout:
+            body_overlap: tuple[float, float] = BASE_BODY_OVERLAP) -> ThermalLayout:
     """The machine's parts in its camera's frame. ``body_overlap``: how far (base-view pixels) the
     motor body reaches under the NDE / DE housings (6 / 2 in the base view; negative: a gap where
     the shaft shows), so that a housing's region sometimes holds body pixels and sometimes not."""
@@ -212,10 +216,11 @@ def _body_overlap(i: int, seed: int, spec: DomainSpec) -> tuple[float, float]:
     base view, when the domain does not draw it), from its own random stream (the layout's other
     draws, and the machine's PLC and audio data, are unchanged)."""
     if spec.body_overlap_nde is None and spec.body_overlap_de is None:
-        return 6.0, 2.0
+        return BASE_BODY_OVERLAP
     rng = make_rng(seed, "domain-thermal-geometry", spec.name, i)
-    return (float(rng.uniform(*spec.body_overlap_nde)) if spec.body_overlap_nde else 6.0,
-            float(rng.uniform(*spec.body_overlap_de)) if spec.body_overlap_de else 2.0)
+    nde, de = BASE_BODY_OVERLAP
+    return (float(rng.uniform(*spec.body_overlap_nde)) if spec.body_overlap_nde else nde,
+            float(rng.uniform(*spec.body_overlap_de)) if spec.body_overlap_de else de)
 
 
 def _sync_impacts(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:

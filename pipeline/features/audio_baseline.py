@@ -63,8 +63,9 @@ AUDIO_BASELINE_NAMES: tuple[str, ...] = (
 
 
 #: How far (relative) a clip's shaft speed may lie outside the speeds a baseline was learnt at and
-#: still be read against it: ±10 % moves the imbalance force by ±1.7 dB, inside a healthy machine's
-#: clip-to-clip spread of its 1× level.
+#: still be read against it: ±10 % moves the imbalance force (∝ speed²) by ±1.7 dB. On our fleets
+#: 1.7 % of the clips read against a baseline learnt over their machine's operating points fall
+#: outside (docs/models.md, "A baseline holds at its speeds").
 SPEED_TOLERANCE = 0.10
 
 

@@ -146,3 +146,18 @@ def test_learning_can_be_turned_off(tmp_path: Path) -> None:
     out = ingestor.on_line(entry.to_json(), state, "MTR-B")
     assert [e.message.vector[AVAILABLE] for e in out.entries if hasattr(e.message, "vector")] == [0.0]
     assert state.audio_baseline_json() is None
+
+
+def test_training_data_read_every_clip_against_its_baseline_the_line_only_at_its_speeds() -> None:
+    """``build_domain_dataset`` renders what the models were trained on (baselines at any speed)
+    unless asked for the line's speed rule; the clip's own values never depend on it."""
+    from models.data.domain_data import build_domain_dataset
+
+    kw = dict(n_assets=12, seed=3, workers=1, audio_baseline_share=1.0, audio_chronic_share=0.0)
+    trained = build_domain_dataset(6, **kw)
+    served = build_domain_dataset(6, audio_baseline_speed_gate=True, **kw)
+    with_baseline = trained.audio_baseline > 0
+    assert with_baseline.sum() > 20 and np.all(trained.audio[with_baseline, AVAILABLE] == 1.0)
+    assert np.sum(served.audio[with_baseline, AVAILABLE] == 0.0) >= 1  # a clip off its baseline's speeds
+    np.testing.assert_array_equal(trained.audio[:, :79], served.audio[:, :79])
+    np.testing.assert_array_equal(trained.thermal, served.thermal)
