@@ -49,6 +49,8 @@ def save_data(ds, out: Path, name: str, split_modalities: bool) -> list[Path]:
     for m in ("audio", "thermal"):
         paths.append(out / f"data_{name}_{m}.npz")
         extra = {"audio_baseline": ds.audio_baseline} if m == "audio" and ds.audio_baseline is not None else {}
+        if m == "thermal" and ds.thermal_boxes is not None:
+            extra = {"thermal_boxes": ds.thermal_boxes}
         np.savez_compressed(paths[-1], **{m: getattr(ds, m)}, **extra)
     paths.append(out / f"data_{name}_plc_meta.npz")
     np.savez_compressed(paths[-1], meta=info, plc=ds.plc, **meta)
@@ -129,6 +131,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--patience", type=int, default=20)
     parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--user-box-share", type=float, default=0.0,
+                        help="share of the train-domain machines whose thermal frames are read with region boxes as "
+                             "users hold them (none / rough / camera moved; models.data.user_boxes); 0: exact boxes")
     parser.add_argument("--smoke", action="store_true", help="tiny data and models (CPU test of this script)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -150,7 +155,7 @@ def main() -> None:
     else:
         t = time.perf_counter()
         ds = build_domain_dataset(args.train_per_class, args.train_assets, seed=args.seed + 11, domain="train",
-                                  workers=args.workers, images=ablation)
+                                  workers=args.workers, images=ablation, user_box_share=args.user_box_share)
         results["phases"]["data_train_s"] = round(time.perf_counter() - t, 1)
         log(f"train-domain data: {ds.n} samples, {len(set(ds.groups.tolist()))} machines")
         t = time.perf_counter()

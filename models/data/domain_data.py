@@ -76,6 +76,9 @@ class DomainDataset:
     frames: np.ndarray | None = None
     audio_extra: np.ndarray | None = None
     audio_baseline: np.ndarray | None = None  #: per sample: 0 no audio baseline, 1 healthy, 2 learnt while faulty
+    #: per sample, the region boxes its thermal frame was read with: 0 exact, then 1 + the index of
+    #: :data:`models.data.user_boxes.MODES` (1 none: proposed, 2 rough, 3 camera moved); None: all exact
+    thermal_boxes: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -197,18 +200,38 @@ def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, poi
     return None
 
 
+def user_regions(profile: AssetProfile, frame_shape: tuple[int, ...], seed: int, domain_name: str, asset_index: int,
+                 share: float) -> tuple[int, AssetProfile]:
+    """With probability ``share`` per machine (its own random stream: nothing else drawn changes),
+    ``profile`` with its region boxes as a user's ``assets.json`` may hold them
+    (:func:`models.data.user_boxes.degrade_regions`: none, rough, camera moved); ``(code, profile)``
+    with code 0 for exact boxes, else 1 + the mode's index in :data:`~models.data.user_boxes.MODES`."""
+    from linewatch.simulator.noise import make_rng
+    from models.data.user_boxes import MODES, degrade_regions
+
+    if share <= 0 or not profile.regions:
+        return 0, profile
+    rng = make_rng(seed, "domain-user-boxes", domain_name, asset_index)
+    if rng.random() >= share:
+        return 0, profile
+    size = (float(profile.frame.width or frame_shape[1]), float(profile.frame.height or frame_shape[0]))
+    mode, boxes = degrade_regions(dict(profile.regions), rng, size)
+    return 1 + MODES.index(mode), replace(profile, regions=boxes)
+
+
 def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
-                              bool]) -> dict[str, np.ndarray]:
+                              bool, float]) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
-     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate) = args
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
-                                             "audio_base")}
+                                             "audio_base", "boxes")}
+    box_profiles: dict[int, tuple[int, AssetProfile]] = {}
     healthy_levels: dict[int, HealthyLevels | None] = {}
     machine_points: dict[int, list[DomainSampleSpec]] = {}
     for i in indices:
@@ -220,7 +243,12 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
         raw = plc_input(ts, wide, bad)
         rows["plc"].append(plc_vector(raw, profile))
         baseline = running_baseline_frame(renderer, spec, rng, baseline_share)
-        rows["thermal"].append(thermal_vector(sample.frame, profile, baseline))
+        if spec.asset_index not in box_profiles:
+            box_profiles[spec.asset_index] = user_regions(profile, sample.frame.shape, seed, domain_name,
+                                                          spec.asset_index, user_box_share)
+        box_code, thermal_profile = box_profiles[spec.asset_index]
+        rows["thermal"].append(thermal_vector(sample.frame, thermal_profile, baseline))
+        rows["boxes"].append(box_code)
         clip = sample.clip.astype(np.float32) / 32768.0
         hint = None
         if rng.random() < hint_share:
@@ -260,6 +288,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
             rows["frames"].append(zoom(norm, factors, order=1)[: IMAGE_SHAPE[0], : IMAGE_SHAPE[1]].astype(np.float16))
     out = {k: np.stack(v) for k, v in rows.items() if v}
     out["audio_base"] = np.asarray(rows["audio_base"], np.int8)
+    out["boxes"] = np.asarray(rows["boxes"], np.int8)
     out["index"] = np.asarray(indices, np.int64)
     return out
 
@@ -284,7 +313,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          speed_hint_share: float = 0.3, images: bool = False,
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
                          audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
-                         audio_baseline_speed_gate: bool = False) -> DomainDataset:
+                         audio_baseline_speed_gate: bool = False, user_box_share: float = 0.0) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
@@ -294,6 +323,11 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     2 chronic. ``audio_baseline_speed_gate``: a clip is read against its baseline only where the
     baseline covers its speed, as the job and ``linewatch inspect`` read it (the models' training
     data did not: off by default, so a dataset renders as it was trained on).
+
+    ``user_box_share``: the share of machines whose thermal frames are read with region boxes as
+    users' ``assets.json`` files hold them (:func:`user_regions`: none, rough or for a camera that
+    moved; featurised through serving's region fitting), recorded in ``DomainDataset.thermal_boxes``;
+    0 (the default): every frame with the simulator's exact boxes, as the shipped models were trained.
 
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
@@ -306,7 +340,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
-              audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate)
+              audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate,
+              user_box_share)
              for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
@@ -334,7 +369,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
         groups=np.array([s.asset_id for s in specs]), asset_types=np.array([s.asset_type for s in specs]),
         variants=np.array([s.variant for s in specs]), drifts=np.array([s.drift for s in specs]),
         shaft_hz=cat("shaft").astype(np.float32), plc=cat("plc"), thermal=cat("thermal"), audio=cat("audio"),
-        logmel=cat("logmel"), frames=cat("frames"), audio_extra=cat("extra"), audio_baseline=cat("audio_base"))
+        logmel=cat("logmel"), frames=cat("frames"), audio_extra=cat("extra"), audio_baseline=cat("audio_base"),
+        thermal_boxes=cat("boxes") if user_box_share > 0 else None)
 
 
 def load_run_data(run: Path) -> tuple[DomainDataset, DomainDataset]:
