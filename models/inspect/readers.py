@@ -7,7 +7,9 @@
 * PLC: the historian long format (``timestamp,tag,value,quality,unit``, CSV or JSON lines) of
   ``docs/simulator.md``, or a *wide* CSV with a ``timestamp`` column and one column per tag
   (``motor_current_a`` or ``<ASSET>.motor_current_a``; the asset comes from ``--asset`` or the
-  file name then).
+  file name then); tags may carry a historian's own names and units (``Motor Current (A)``,
+  ``DE_BRG_TEMP_F``, ``Discharge Pressure [psi]``, run states as words: :mod:`.historian_tags`),
+  each mapping reported in ``notes``.
 
 Each reader raises :class:`InspectInputError` with a message that says what is wrong.
 
@@ -23,12 +25,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from datetime import UTC
 from pathlib import Path
 
 import numpy as np
 
+from models.inspect.historian_tags import TagReading, parse_value, resolve_tag, unsupported_reason
 from pipeline.features.plc_window import PLC_TAGS
 
 
@@ -82,27 +84,61 @@ def read_frame(path: Path) -> np.ndarray:
     return arr
 
 
-def _wide_csv(text: str, name: str, asset_id: str | None) -> list:
+TIME_COLUMNS = ("timestamp", "time", "ts", "datetime", "date time", "date/time", "time stamp", "t_stamp")
+
+
+def _split_asset(name: str, unit: str | None = None) -> tuple[str, TagReading] | None:
+    """``(asset prefix or '', reading)`` of a column / tag name: ``<ASSET>.<tag>`` when the part
+    after the last dot names a tag, else the whole name (``DE Bearing Temp. (°F)``)."""
+    asset, dot, tail = name.rpartition(".")
+    if dot and (reading := resolve_tag(tail, unit)) is not None:
+        return asset.strip(), reading
+    reading = resolve_tag(name, unit)
+    return ("", reading) if reading is not None else None
+
+
+def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
     from pipeline.decoders.plc import TagSample
     from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
 
     rows = list(csv.reader(io.StringIO(text)))
     header = [h.strip() for h in rows[0]]
-    time_col = next((i for i, h in enumerate(header) if h.lower() in ("timestamp", "time", "ts")), None)
+    time_col = next((i for i, h in enumerate(header) if h.lower() in TIME_COLUMNS), None)
     if time_col is None:
         raise InspectInputError(f"{name}: a PLC CSV needs a 'timestamp' column (long format "
                                 "timestamp,tag,value,quality,unit or one column per tag)")
-    cols: dict[int, tuple[str, str]] = {}
+    cols: dict[int, tuple[str, TagReading]] = {}
+    taken: dict[tuple[str, str], str] = {}
+    mapped, skipped, refused = [], [], []
     for i, h in enumerate(header):
-        asset, _, tag = h.rpartition(".")
-        if tag in PLC_TAGS:
-            a = asset or asset_id
-            if not a:
-                raise InspectInputError(f"{name}: column {h!r} names no asset: pass --asset or name columns "
-                                        "<ASSET>.<tag>")
-            cols[i] = (a, tag)
+        if i == time_col:
+            continue
+        found = _split_asset(h)
+        if found is None:
+            if (why := unsupported_reason(h)) is not None:
+                refused.append(why)
+            continue
+        asset, reading = found
+        a = asset or asset_id
+        if not a:
+            raise InspectInputError(f"{name}: column {h!r} names no asset: pass --asset or name columns "
+                                    "<ASSET>.<tag>")
+        if (a, reading.tag) in taken:
+            skipped.append(f"{h!r} (also {reading.tag}; {taken[(a, reading.tag)]!r} is read)")
+            continue
+        taken[(a, reading.tag)] = h
+        cols[i] = (a, reading)
+        if h.rpartition(".")[2] != reading.tag:
+            mapped.append(reading.describe(h))
     if not cols:
-        raise InspectInputError(f"{name}: no column is one of the PLC tags {PLC_TAGS}")
+        raise InspectInputError(
+            f"{name}: no column names a PLC tag ({', '.join(PLC_TAGS)}, or a historian's name of one such as "
+            "'Motor Current (A)', 'DE Bearing Temp (°F)', 'Vibration [in/s]', 'Discharge Pressure psi', 'Running')"
+            + (f"; {'; '.join(refused)}" if refused else "") + ": rename the columns")
+    if notes is not None:
+        notes += [f"columns read as PLC tags: {', '.join(mapped)}"] if mapped else []
+        notes += [f"columns not read: {', '.join(skipped)}"] if skipped else []
+        notes += refused
     samples = []
     for row in rows[1:]:
         if not row:
@@ -110,14 +146,17 @@ def _wide_csv(text: str, name: str, asset_id: str | None) -> list:
         try:
             ts = parse_timestamp_ms(row[time_col].strip())
         except (TimestampError, IndexError):
-            continue
-        for i, (asset, tag) in cols.items():
             try:
-                value = float(row[i])
+                ts = _lenient_time_ms(row[time_col])
             except (ValueError, IndexError):
                 continue
-            if math.isfinite(value):
-                samples.append(TagSample(asset, tag, ts, value, "Good", ""))
+        for i, (asset, reading) in cols.items():
+            try:
+                value = parse_value(row[i])
+            except IndexError:
+                continue
+            if value is not None:
+                samples.append(TagSample(asset, reading.tag, ts, reading.convert(value), "Good", ""))
     return samples
 
 
@@ -137,31 +176,46 @@ def _lenient_time_ms(text: str) -> int:
     return round(t.timestamp() * 1000)
 
 
-def _lenient_long(text: str, fmt: str, default_asset: str | None) -> list:
+def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_names_only: bool = False,
+                  notes: list[str] | None = None) -> list:
     """Long-format rows the strict historian decoder refused (naive or epoch timestamps, missing
-    quality/unit columns): best effort for recorded files."""
+    quality/unit columns, a historian's own tag names and units): best effort for recorded files.
+    ``historian_names_only``: only the rows whose tag is not one of ``PLC_TAGS`` (the strict decoder
+    read the others)."""
     from pipeline.decoders.plc import TagSample
 
     rows = ([json.loads(line) for line in text.splitlines() if line.strip().startswith("{")] if fmt == "jsonl"
             else list(csv.DictReader(io.StringIO(text))))
     samples = []
+    mapped: dict[str, str] = {}
     for row in rows:
+        name = str(row.get("tag", ""))
+        unit = str(row.get("unit") or "") or None
+        found = _split_asset(name, unit)
+        if found is None or (historian_names_only and name.rpartition(".")[2] in PLC_TAGS):
+            continue
+        asset, reading = found
+        value = parse_value(row.get("value"))
         try:
-            asset, _, tag = str(row.get("tag", "")).rpartition(".")
-            value = float(row.get("value"))  # type: ignore[arg-type]
             ts = _lenient_time_ms(str(row.get("timestamp") or row.get("time")))
         except (TypeError, ValueError):
             continue
-        if tag in PLC_TAGS and math.isfinite(value) and (asset or default_asset):
-            samples.append(TagSample(asset or default_asset, tag, ts, value, str(row.get("quality") or "Good"),
-                                     str(row.get("unit") or "")))
+        if value is not None and (asset or default_asset):
+            samples.append(TagSample(asset or default_asset, reading.tag, ts, reading.convert(value),  # type: ignore[arg-type]
+                                     str(row.get("quality") or "Good"), str(row.get("unit") or "")))
+            if name.rpartition(".")[2] != reading.tag:
+                mapped.setdefault(name.rpartition(".")[2], reading.describe(name.rpartition(".")[2]))
+    if notes is not None and mapped:
+        notes.append(f"tags read as PLC tags: {', '.join(mapped.values())}")
     return samples
 
 
-def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None = None) -> list:
+def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None = None,
+             notes: list[str] | None = None) -> list:
     """Tag samples (``pipeline.decoders.TagSample``) of a PLC CSV / JSON-lines file; bad lines are
     skipped (a file without one good line is an error). ``asset_id`` overrides the tags' machine;
-    ``default_asset`` names it where the columns/tags do not."""
+    ``default_asset`` names it where the columns/tags do not. ``notes`` receives how a historian's
+    own names and units were read (:mod:`.historian_tags`)."""
     from pipeline.decoders import decode_plc_file
 
     data = Path(path).read_bytes()
@@ -170,12 +224,13 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
     if fmt == "csv":
         first = text.split("\n", 1)[0].lower()
         if "tag" not in [c.strip() for c in first.split(",")]:
-            samples = _wide_csv(text, str(path), asset_id or default_asset)
+            samples = _wide_csv(text, str(path), asset_id or default_asset, notes)
             if not samples:
                 raise InspectInputError(f"{path}: no PLC value could be read")
             return samples
     result = decode_plc_file(data, str(path), fmt)
-    samples = result.samples or _lenient_long(text, fmt, asset_id or default_asset)
+    samples = (result.samples + _lenient_long(text, fmt, asset_id or default_asset, True, notes) if result.samples
+               else _lenient_long(text, fmt, asset_id or default_asset, False, notes))
     if not samples:
         detail = result.errors[0].detail if result.errors else "empty file"
         raise InspectInputError(f"{path}: no decodable PLC row ({detail})")

@@ -193,7 +193,7 @@ class Inspector:
             plc_windows,
         )
 
-        samples = read_plc(path, asset_id, default_asset=self.asset_of(path))
+        samples = read_plc(path, asset_id, default_asset=self.asset_of(path), notes=result.warnings)
         assets = sorted({s.asset_id for s in samples})
         if len(assets) > 1:
             result.warnings.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")

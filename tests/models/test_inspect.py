@@ -170,3 +170,73 @@ def test_a_healthy_recording_at_another_speed_is_not_the_clip_s_baseline(plant, 
     assert at_speed.withheld == [] and not any("healthy recording at" in w for w in at_speed.warnings)
     assert off_speed.withheld == ["imbalance"], off_speed.warnings
     assert any("healthy recording at" in w and "this speed" in w for w in off_speed.warnings), off_speed.warnings
+
+
+#: A historian's export of the same tags: its own column names and units (canonical → (header, to its unit)).
+HISTORIAN = {"motor_current_a": ("Motor Current (A)", lambda v: v), "speed_rpm": ("Shaft Speed [Hz]", lambda v: v / 60.0),
+             "bearing_temp_c": ("DE_BRG_TEMP_F", lambda v: v * 9 / 5 + 32),
+             "winding_temp_c": ("Stator Winding Temperature (K)", lambda v: v + 273.15),
+             "vibration_rms_mm_s": ("VibVelocity [in/s]", lambda v: v / 25.4),
+             "pressure_bar": ("Discharge Pressure psi", lambda v: v / 0.0689476),
+             "run_state": ("Running", lambda v: "RUNNING" if v > 0.5 else "STOPPED")}
+
+
+def _long_rows(plc: Path) -> list[tuple[str, str, str, float]]:
+    """The contract file's rows; a value of ``Bad`` quality is left out (a historian export without
+    a quality column leaves such a cell empty)."""
+    rows = []
+    for line in plc.read_text().splitlines()[1:]:
+        ts, tag, value, quality, _ = line.split(",")
+        asset, _, name = tag.rpartition(".")
+        if quality != "Bad":
+            rows.append((ts, asset, name, float(value)))
+    return rows
+
+
+@pytest.mark.parametrize("fault", ["imbalance", "cavitation"])
+def test_a_historian_export_with_its_own_tag_names_and_units_reads_like_the_contract_file(fault, plant, tmp_path) -> None:
+    """The PLC window of a fault the PLC model sees, exported as a historian writes it (wide: other
+    column names, °F / K / Hz / in/s / psi, run state as a word, plus an alarm, a setpoint and an
+    unrelated column; long: the bearing temperature under another tag name in °F): the same
+    probabilities as the contract's file (within 0.01: the export has no quality column, so a Bad
+    value is an empty cell and Uncertain ones read as Good), and the mapping reported."""
+    root, cases = plant
+    plc = cases[fault][2]
+    rows = _long_rows(plc)
+    stamps = sorted({r[0] for r in rows})
+    table = {(ts, name): v for ts, _, name, v in rows}
+    header = ["Time", *(h for h, _ in HISTORIAN.values()), "Bearing Temp High Alarm", "Speed Setpoint (rpm)", "Oil Level (%)"]
+    lines = [",".join(header)]
+    for ts in stamps:
+        cells = [ts]
+        for tag, (_, to_theirs) in HISTORIAN.items():
+            v = table.get((ts, tag))
+            cells.append("" if v is None else (to_theirs(v) if tag == "run_state" else f"{to_theirs(v):.6f}"))
+        lines.append(",".join([*cells, "0", "3000", "87"]))
+    wide = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    wide.write_text("\n".join(lines) + "\n")
+    long = tmp_path / f"plc-PMP-01-{STAMP}.jsonl"
+    long.write_text("".join(json.dumps({"timestamp": ts, "tag": f"{a}.BRG_TEMP" if n == "bearing_temp_c" else f"{a}.{n}",
+                                        "value": v * 9 / 5 + 32 if n == "bearing_temp_c" else v, "quality": "Good",
+                                        "unit": "degF" if n == "bearing_temp_c" else ""}) + "\n" for ts, a, n, v in rows))
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (reference,), _ = inspector.score([plc])
+    (from_wide,), _ = inspector.score([wide])
+    (from_long,), _ = inspector.score([long])
+    for rec in (from_wide, from_long):
+        assert rec.error is None and rec.asset_id == "PMP-01" and rec.windows == reference.windows
+        assert rec.label == reference.label == fault
+        for c, p in reference.probabilities.items():
+            assert abs(rec.probabilities[c] - p) < 0.01, (c, rec.probabilities, reference.probabilities)
+    notes = " ".join(from_wide.warnings)
+    assert "'DE_BRG_TEMP_F' → bearing_temp_c (°F → degC)" in notes and "'Shaft Speed [Hz]' → speed_rpm (Hz → rpm)" in notes
+    assert "Alarm" not in notes and "Setpoint" not in notes
+    assert "'BRG_TEMP' → bearing_temp_c (°F → degC)" in " ".join(from_long.warnings)
+
+
+def test_a_plc_file_whose_columns_name_no_tag_says_what_to_do(tmp_path) -> None:
+    bad = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    bad.write_text("Time,Oil Level (%),Vibration (g)\n2026-11-29T14:00:00Z,80,0.3\n")
+    (rec,), _ = Inspector(assets={}).score([bad])
+    assert rec.error is not None and "rename the columns" in rec.error
+    assert "'Vibration (g)' is vibration_rms_mm_s in 'g', which cannot be converted to mm/s" in rec.error

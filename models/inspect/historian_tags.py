@@ -1,0 +1,164 @@
+"""A historian's tag names and units read as this project's PLC tags (``linewatch.contract.plc_tags``).
+
+A plant historian exports its own names (``Motor Current (A)``, ``DE_BRG_TEMP_F``,
+``VibVelocity [in/s]``, ``Discharge Pressure psi``, ``Running``) in the plant's units. ``linewatch
+inspect`` reads such files as they are: :func:`resolve_tag` maps a column or tag name (and a unit,
+from the long format's ``unit`` column, the name's brackets or its last word) onto one of
+``PLC_TAGS`` with the conversion to that tag's unit, or says why not. The live line does not use
+this: its gateway writes the contract's names (``docs/simulator.md``).
+
+>>> resolve_tag("Motor Current (A)")
+TagReading(tag='motor_current_a', unit='A', scale=1.0, offset=0.0)
+>>> r = resolve_tag("DE_BRG_TEMP_F"); r.tag, round(r.convert(212.0), 2)
+('bearing_temp_c', 100.0)
+>>> r = resolve_tag("VibVelocity", unit="in/s"); r.tag, round(r.convert(0.1), 2)
+('vibration_rms_mm_s', 2.54)
+>>> r = resolve_tag("Discharge Pressure psi"); r.tag, round(r.convert(100.0), 3)
+('pressure_bar', 6.895)
+>>> resolve_tag("Shaft Speed [Hz]").convert(24.5)
+1470.0
+>>> resolve_tag("Running").tag, parse_value("RUNNING"), parse_value("Stopped"), parse_value("12.5")
+('run_state', 1.0, 0.0, 12.5)
+>>> resolve_tag("Vibration (g)") is None, unsupported_reason("Vibration (g)")
+(True, "'Vibration (g)' is vibration_rms_mm_s in 'g', which cannot be converted to mm/s")
+>>> resolve_tag("Oil Level") is None, resolve_tag("Bearing Temp High Alarm") is None, resolve_tag("Run Hours") is None
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from linewatch.contract.plc_tags import PLC_TAGS, TAG_UNITS
+
+TEMPERATURE = {"temp", "temperature", "tmp", "temps"}
+#: Words that name each tag, tried in this order (a "bearing temperature" is not a "bearing"
+#: vibration; a "shaft speed" is not a "shaft vibration"). A name matches when it holds one word of
+#: each group of a rule.
+RULES: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
+    ("bearing_temp_c", (frozenset({"bearing", "bearings", "brg", "brng"}), frozenset(TEMPERATURE))),
+    ("winding_temp_c", (frozenset({"winding", "windings", "wdg", "stator", "coil"}), frozenset(TEMPERATURE))),
+    ("vibration_rms_mm_s", (frozenset({"vibration", "vib", "vibr", "velocity", "vel", "vibrations"}),)),
+    ("motor_current_a", (frozenset({"current", "amps", "amp", "amperage", "curr", "ampere", "amperes"}),)),
+    ("pressure_bar", (frozenset({"pressure", "press", "pres"}),)),
+    ("speed_rpm", (frozenset({"speed", "rpm", "rotation", "rotational", "revolutions"}),)),
+    ("run_state", (frozenset({"run", "running", "runstate", "runstatus", "state", "status", "on", "runsig"}),)),
+)
+
+#: Words that make a name something else than the measured value (a limit, an alarm, a command, a
+#: counter): such columns are not read.
+NOT_A_MEASUREMENT = frozenset({"alarm", "alm", "setpoint", "sp", "limit", "trip", "hh", "ll", "ref", "reference",
+                               "cmd", "command", "target", "hours", "hrs", "time", "count", "counter", "starts"})
+
+#: Unit spellings → (tag it suits, scale, offset) onto the tag's own unit; ``None``: a quantity
+#: that is not the tag's (vibration in g is an acceleration) and cannot be converted.
+UNITS: dict[str, dict[str, tuple[float, float] | None]] = {
+    "temp": {"c": (1.0, 0.0), "degc": (1.0, 0.0), "°c": (1.0, 0.0), "celsius": (1.0, 0.0), "f": (5 / 9, -160 / 9),
+             "degf": (5 / 9, -160 / 9), "°f": (5 / 9, -160 / 9), "fahrenheit": (5 / 9, -160 / 9),
+             "k": (1.0, -273.15), "kelvin": (1.0, -273.15)},
+    "vibration_rms_mm_s": {"mm/s": (1.0, 0.0), "mms": (1.0, 0.0), "mmps": (1.0, 0.0), "in/s": (25.4, 0.0),
+                           "ips": (25.4, 0.0), "inps": (25.4, 0.0), "g": None, "m/s2": None, "m/s²": None,
+                           "um": None, "µm": None, "mil": None, "mils": None},
+    "pressure_bar": {"bar": (1.0, 0.0), "barg": (1.0, 0.0), "psi": (0.0689476, 0.0), "psig": (0.0689476, 0.0),
+                     "kpa": (0.01, 0.0), "mpa": (10.0, 0.0), "kg/cm2": (0.980665, 0.0), "mbar": (0.001, 0.0)},
+    "speed_rpm": {"rpm": (1.0, 0.0), "1/min": (1.0, 0.0), "hz": (60.0, 0.0), "rps": (60.0, 0.0)},
+    "motor_current_a": {"a": (1.0, 0.0), "amps": (1.0, 0.0), "amp": (1.0, 0.0), "ma": (0.001, 0.0)},
+    "run_state": {"bool": (1.0, 0.0)},
+}
+#: How a unit spelling is reported.
+LABELS = {"c": "°C", "degc": "°C", "°c": "°C", "celsius": "°C", "f": "°F", "degf": "°F", "°f": "°F",
+          "fahrenheit": "°F", "k": "K", "kelvin": "K", "mms": "mm/s", "mmps": "mm/s", "ips": "in/s", "inps": "in/s",
+          "psig": "psi", "kpa": "kPa", "mpa": "MPa", "hz": "Hz", "a": "A", "amps": "A", "amp": "A", "ma": "mA"}
+TRUE_WORDS = {"run", "running", "on", "true", "start", "started", "yes", "active"}
+FALSE_WORDS = {"stop", "stopped", "off", "false", "idle", "no", "inactive", "tripped"}
+
+
+@dataclass(frozen=True)
+class TagReading:
+    """How a historian's column is read: which PLC tag, from which unit (canonical = value ×
+    ``scale`` + ``offset``)."""
+
+    tag: str
+    unit: str
+    scale: float = 1.0
+    offset: float = 0.0
+
+    def convert(self, value: float) -> float:
+        return value * self.scale + self.offset
+
+    def describe(self, name: str) -> str:
+        """``'DE Temp (F)' → bearing_temp_c (°F → degC)``."""
+        conv = "" if self.scale == 1.0 and self.offset == 0.0 else f" ({self.unit} → {TAG_UNITS[self.tag]})"
+        return f"{name!r} → {self.tag}{conv}"
+
+
+def _words(name: str) -> tuple[list[str], str | None]:
+    """Lower-case words of ``name`` (camelCase split) and the unit in its brackets, if any."""
+    unit = None
+    m = re.search(r"[\(\[]\s*([^\)\]]+?)\s*[\)\]]", name)
+    if m:
+        unit = m.group(1).strip()
+        name = name[: m.start()] + " " + name[m.end():]
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^a-z0-9°/²µ]+", name.lower()) if w], unit
+
+
+def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] | None] | None:
+    """``(tag, unit, conversion or None when not convertible)`` or None when no tag is named."""
+    words, bracket = _words(name)
+    tokens = set(words)
+    if tokens & NOT_A_MEASUREMENT:
+        return None
+    for tag, groups in RULES:
+        if all(tokens & g for g in groups):
+            break
+    else:
+        return None
+    table = UNITS["temp"] if tag.endswith("_temp_c") else UNITS[tag]
+    for candidate in (unit, bracket, words[-1] if words else None):
+        if candidate is None:
+            continue
+        key = candidate.strip().lower().replace(" ", "")
+        if key in table:
+            return tag, LABELS.get(key, candidate), table[key]
+    return tag, TAG_UNITS[tag], (1.0, 0.0)  # no unit given or recognised: the tag's own
+
+
+def resolve_tag(name: str, unit: str | None = None) -> TagReading | None:
+    """How to read column / tag ``name`` (``unit``: a unit column's value): the contract's own
+    names as they are, else by the words it holds (:data:`RULES`) and its unit (:data:`UNITS`);
+    None when it names no PLC tag or its unit cannot be converted (:func:`unsupported_reason`)."""
+    name = name.strip()
+    if name in PLC_TAGS:
+        return TagReading(name, TAG_UNITS[name])
+    found = _match(name, unit)
+    if found is None or found[2] is None:
+        return None
+    tag, u, (scale, offset) = found
+    return TagReading(tag, u, scale, offset)
+
+
+def unsupported_reason(name: str, unit: str | None = None) -> str | None:
+    """Why ``name`` names a PLC tag that cannot be read (a unit of another quantity), else None."""
+    found = _match(name.strip(), unit)
+    if found is None or found[2] is not None:
+        return None
+    tag = found[0]
+    return f"{name!r} is {tag} in {found[1]!r}, which cannot be converted to {TAG_UNITS[tag]}"
+
+
+def parse_value(text: object) -> float | None:
+    """A number, or a run state written as a word (``RUNNING`` 1, ``Stopped`` 0); None otherwise."""
+    if isinstance(text, bool):
+        return float(text)
+    if isinstance(text, int | float):
+        return float(text) if math.isfinite(float(text)) else None
+    s = str(text).strip()
+    try:
+        v = float(s)
+    except ValueError:
+        low = s.lower()
+        return 1.0 if low in TRUE_WORDS else 0.0 if low in FALSE_WORDS else None
+    return v if math.isfinite(v) else None
