@@ -201,10 +201,10 @@ def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, poi
 
 
 def user_regions(profile: AssetProfile, frame_shape: tuple[int, ...], seed: int, domain_name: str, asset_index: int,
-                 share: float) -> tuple[int, AssetProfile]:
+                 share: float, modes: tuple[str, ...] | None = None) -> tuple[int, AssetProfile]:
     """With probability ``share`` per machine (its own random stream: nothing else drawn changes),
     ``profile`` with its region boxes as a user's ``assets.json`` may hold them
-    (:func:`models.data.user_boxes.degrade_regions`: none, rough, camera moved); ``(code, profile)``
+    (:func:`models.data.user_boxes.degrade_regions`: none, rough, camera moved, or only ``modes``); ``(code, profile)``
     with code 0 for exact boxes, else 1 + the mode's index in :data:`~models.data.user_boxes.MODES`."""
     from linewatch.simulator.noise import make_rng
     from models.data.user_boxes import MODES, degrade_regions
@@ -215,18 +215,18 @@ def user_regions(profile: AssetProfile, frame_shape: tuple[int, ...], seed: int,
     if rng.random() >= share:
         return 0, profile
     size = (float(profile.frame.width or frame_shape[1]), float(profile.frame.height or frame_shape[0]))
-    mode, boxes = degrade_regions(dict(profile.regions), rng, size)
+    mode, boxes = degrade_regions(dict(profile.regions), rng, size, modes=modes or MODES)
     return 1 + MODES.index(mode), replace(profile, regions=boxes)
 
 
 def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
-                              bool, float]) -> dict[str, np.ndarray]:
+                              bool, float, tuple[str, ...] | None]) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
-     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share) = args
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share, user_box_modes) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
@@ -245,7 +245,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
         baseline = running_baseline_frame(renderer, spec, rng, baseline_share)
         if spec.asset_index not in box_profiles:
             box_profiles[spec.asset_index] = user_regions(profile, sample.frame.shape, seed, domain_name,
-                                                          spec.asset_index, user_box_share)
+                                                          spec.asset_index, user_box_share, user_box_modes)
         box_code, thermal_profile = box_profiles[spec.asset_index]
         rows["thermal"].append(thermal_vector(sample.frame, thermal_profile, baseline))
         rows["boxes"].append(box_code)
@@ -313,7 +313,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          speed_hint_share: float = 0.3, images: bool = False,
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
                          audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
-                         audio_baseline_speed_gate: bool = False, user_box_share: float = 0.0) -> DomainDataset:
+                         audio_baseline_speed_gate: bool = False, user_box_share: float = 0.0,
+                         user_box_modes: tuple[str, ...] | None = None) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
@@ -328,6 +329,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     users' ``assets.json`` files hold them (:func:`user_regions`: none, rough or for a camera that
     moved; featurised through serving's region fitting), recorded in ``DomainDataset.thermal_boxes``;
     0 (the default): every frame with the simulator's exact boxes, as the shipped models were trained.
+    ``user_box_modes``: only these ways of going wrong (default: all of
+    :data:`models.data.user_boxes.MODES`).
 
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
@@ -341,7 +344,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
               audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate,
-              user_box_share)
+              user_box_share, user_box_modes)
              for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)

@@ -23,7 +23,7 @@ so that training data can carry them and be featurised through the same fitting 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -40,14 +40,17 @@ MOVED_OFFSET = (0.04, 0.15)
 
 
 def degrade_regions(regions: Mapping[str, Box], rng: np.random.Generator, frame_size: tuple[float, float],
-                    mode: str | None = None) -> tuple[str, dict[str, Box]]:
+                    mode: str | None = None, modes: Sequence[str] = MODES) -> tuple[str, dict[str, Box]]:
     """``(mode, boxes)``: ``regions`` (x0, y0, x1, y1 in a frame of ``frame_size`` = (width,
-    height)) as one of :data:`MODES` (drawn with :data:`MODE_WEIGHTS` unless given): ``none`` (no
+    height)) as one of ``modes`` (drawn with their :data:`MODE_WEIGHTS` unless ``mode`` is given): ``none`` (no
     boxes: serving proposes them), ``rough`` (offset by 5–25 % of each box's size and scaled
     0.8–1.25 around its own centre, the same for every box, as one hand draws them), ``moved``
     (every box shifted by 4–15 % of the frame: the camera moved after the boxes were drawn)."""
     if mode is None:
-        mode = MODES[int(rng.choice(len(MODES), p=MODE_WEIGHTS))]
+        if any(m not in MODES for m in modes) or not modes:
+            raise ValueError(f"unknown box modes {tuple(modes)}: use some of {MODES}")
+        w = np.array([MODE_WEIGHTS[MODES.index(m)] for m in modes])
+        mode = modes[int(rng.choice(len(modes), p=w / w.sum()))]
     if mode not in MODES:
         raise ValueError(f"unknown box mode {mode!r}: use one of {MODES}")
     if mode == "none" or not regions:

@@ -25,6 +25,7 @@ def test_each_mode_degrades_the_boxes_the_way_it_says() -> None:
         assert 0.04 * 160 <= abs(dx) <= 0.15 * 160 and 0.04 * 120 <= abs(dy) <= 0.15 * 120
     drawn = {degrade_regions(EXACT, rng, (160, 120))[0] for _ in range(60)}
     assert drawn == set(MODES)
+    assert {degrade_regions(EXACT, rng, (160, 120), modes=("none", "moved"))[0] for _ in range(40)} == {"none", "moved"}
     with pytest.raises(ValueError, match="unknown box mode"):
         degrade_regions(EXACT, rng, (160, 120), "sideways")
 
