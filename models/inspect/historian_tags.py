@@ -21,6 +21,10 @@ TagReading(tag='motor_current_a', unit='A', scale=1.0, offset=0.0)
 ('run_state', 1.0, 0.0, 12.5)
 >>> resolve_tag("Vibration (g)") is None, unsupported_reason("Vibration (g)")
 (True, "'Vibration (g)' is vibration_rms_mm_s in 'g', which cannot be converted to mm/s")
+>>> resolve_tag("Static Pressure (Pa)") is None, resolve_tag("Speed (%)") is None, resolve_tag("Suction Pressure (bar)") is None
+(True, True, True)
+>>> resolve_tag("SHAFT_SPD_HZ").convert(25.0), resolve_tag("Motor Current (Phase A)").tag, resolve_tag("Bearing Temp (DE)").tag
+(1500.0, 'motor_current_a', 'bearing_temp_c')
 >>> resolve_tag("Oil Level") is None, resolve_tag("Bearing Temp High Alarm") is None, resolve_tag("Run Hours") is None
 (True, True, True)
 """
@@ -43,7 +47,7 @@ RULES: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
     ("vibration_rms_mm_s", (frozenset({"vibration", "vib", "vibr", "velocity", "vel", "vibrations"}),)),
     ("motor_current_a", (frozenset({"current", "amps", "amp", "amperage", "curr", "ampere", "amperes"}),)),
     ("pressure_bar", (frozenset({"pressure", "press", "pres"}),)),
-    ("speed_rpm", (frozenset({"speed", "rpm", "rotation", "rotational", "revolutions"}),)),
+    ("speed_rpm", (frozenset({"speed", "spd", "rpm", "rotation", "rotational", "revolutions"}),)),
     ("run_state", (frozenset({"run", "running", "runstate", "runstatus", "state", "status", "on", "runsig"}),)),
 )
 
@@ -51,6 +55,12 @@ RULES: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
 #: counter): such columns are not read.
 NOT_A_MEASUREMENT = frozenset({"alarm", "alm", "setpoint", "sp", "limit", "trip", "hh", "ll", "ref", "reference",
                                "cmd", "command", "target", "hours", "hrs", "time", "count", "counter", "starts"})
+
+#: Words that make a name another quantity of the same kind: the contract's ``pressure_bar`` is the
+#: machine's working (discharge / line) pressure, not its suction or a differential.
+NOT_THIS_TAG: dict[str, frozenset[str]] = {
+    "pressure_bar": frozenset({"suction", "inlet", "intake", "differential", "diff", "dp", "vacuum", "filter"}),
+}
 
 #: Unit spellings → (tag it suits, scale, offset) onto the tag's own unit; ``None``: a quantity
 #: that is not the tag's (vibration in g is an acceleration) and cannot be converted.
@@ -71,6 +81,10 @@ UNITS: dict[str, dict[str, tuple[float, float] | None]] = {
 LABELS = {"c": "°C", "degc": "°C", "°c": "°C", "celsius": "°C", "f": "°F", "degf": "°F", "°f": "°F",
           "fahrenheit": "°F", "k": "K", "kelvin": "K", "mms": "mm/s", "mmps": "mm/s", "ips": "in/s", "inps": "in/s",
           "psig": "psi", "kpa": "kPa", "mpa": "MPa", "hz": "Hz", "a": "A", "amps": "A", "amp": "A", "ma": "mA"}
+#: Units of other quantities (or relative values): a name in one of them is refused, never read as
+#: the tag's own unit (a pressure in Pa read as bar would be 10^5 off).
+OTHER_UNITS = frozenset({"pa", "%", "pct", "percent", "hp", "kw", "w", "v", "mv", "ma", "bara", "inh2o", "mh2o", "m",
+                         "mm", "ft", "s", "min", "h", "rad/s", "m/s", "cfm"})
 TRUE_WORDS = {"run", "running", "on", "true", "start", "started", "yes", "active"}
 FALSE_WORDS = {"stop", "stopped", "off", "false", "idle", "no", "inactive", "tripped"}
 
@@ -102,7 +116,7 @@ def _words(name: str) -> tuple[list[str], str | None]:
         unit = m.group(1).strip()
         name = name[: m.start()] + " " + name[m.end():]
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
-    return [w for w in re.split(r"[^a-z0-9°/²µ]+", name.lower()) if w], unit
+    return [w for w in re.split(r"[^a-z0-9°/²µ%]+", name.lower()) if w], unit
 
 
 def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] | None] | None:
@@ -116,13 +130,18 @@ def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] |
             break
     else:
         return None
+    if tokens & NOT_THIS_TAG.get(tag, frozenset()):
+        return None
     table = UNITS["temp"] if tag.endswith("_temp_c") else UNITS[tag]
-    for candidate in (unit, bracket, words[-1] if words else None):
-        if candidate is None:
+    known = {k for t in UNITS.values() for k in t} | OTHER_UNITS
+    for candidate, strict in ((unit, True), (bracket, True), (words[-1] if words else None, False)):
+        if not candidate:
             continue
         key = candidate.strip().lower().replace(" ", "")
         if key in table:
             return tag, LABELS.get(key, candidate), table[key]
+        if key in known or (strict and re.search(r"[%/°²]", key)):
+            return tag, candidate, None  # a unit, but not one this tag can be read in
     return tag, TAG_UNITS[tag], (1.0, 0.0)  # no unit given or recognised: the tag's own
 
 

@@ -85,6 +85,7 @@ def read_frame(path: Path) -> np.ndarray:
 
 
 TIME_COLUMNS = ("timestamp", "time", "ts", "datetime", "date time", "date/time", "time stamp", "t_stamp")
+TIME_WORDS = ("time", "zeit", "date", "datum", "fecha", "horodatage", "tiempo", "stamp")
 
 
 def _split_asset(name: str, unit: str | None = None) -> tuple[str, TagReading] | None:
@@ -101,15 +102,19 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
     from pipeline.decoders.plc import TagSample
     from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
 
-    rows = list(csv.reader(io.StringIO(text)))
+    first = text.split("\n", 1)[0]
+    delimiter = max((",", ";", "\t"), key=first.count)
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     header = [h.strip() for h in rows[0]]
     time_col = next((i for i, h in enumerate(header) if h.lower() in TIME_COLUMNS), None)
+    if time_col is None:  # "Zeit", "Date/Time (UTC)", "Datum Uhrzeit" ...
+        time_col = next((i for i, h in enumerate(header) if any(w in h.lower() for w in TIME_WORDS)), None)
     if time_col is None:
         raise InspectInputError(f"{name}: a PLC CSV needs a 'timestamp' column (long format "
                                 "timestamp,tag,value,quality,unit or one column per tag)")
     cols: dict[int, tuple[str, TagReading]] = {}
     taken: dict[tuple[str, str], str] = {}
-    mapped, skipped, refused = [], [], []
+    mapped, skipped, refused, unknown = [], [], [], []
     for i, h in enumerate(header):
         if i == time_col:
             continue
@@ -117,6 +122,8 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
         if found is None:
             if (why := unsupported_reason(h)) is not None:
                 refused.append(why)
+            elif h:
+                unknown.append(repr(h))
             continue
         asset, reading = found
         a = asset or asset_id
@@ -139,6 +146,7 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
         notes += [f"columns read as PLC tags: {', '.join(mapped)}"] if mapped else []
         notes += [f"columns not read: {', '.join(skipped)}"] if skipped else []
         notes += refused
+        notes += [f"columns that name no PLC tag (not read): {', '.join(unknown)}"] if unknown else []
     samples = []
     for row in rows[1:]:
         if not row:
@@ -152,7 +160,8 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
                 continue
         for i, (asset, reading) in cols.items():
             try:
-                value = parse_value(row[i])
+                cell = row[i].replace(",", ".") if delimiter != "," else row[i]  # 1207,5: a decimal comma
+                value = parse_value(cell)
             except IndexError:
                 continue
             if value is not None:
@@ -160,8 +169,25 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
     return samples
 
 
+#: Historian date-time layouts besides ISO-8601 (fractions of a second with ``.`` or ``,``); with
+#: slashes and no AM/PM the day comes first unless the first number cannot be a day... of a month.
+TIME_FORMATS = ("%d.%m.%Y %H:%M:%S.%f", "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y/%m/%d %H:%M:%S.%f",
+                "%Y/%m/%d %H:%M:%S", "%m/%d/%Y %I:%M:%S.%f %p", "%m/%d/%Y %I:%M:%S %p", "%d/%m/%Y %H:%M:%S.%f",
+                "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S", "%d-%m-%Y %H:%M:%S.%f",
+                "%d-%m-%Y %H:%M:%S", "%Y%m%d %H%M%S")
+
+
 def _lenient_time_ms(text: str) -> int:
-    """ISO-8601 (a naive time is taken as UTC) or epoch seconds / milliseconds."""
+    """ISO-8601, a historian's local layout (:data:`TIME_FORMATS`: ``09.04.2027 17:54:00,800``,
+    ``04/09/2027 05:54:00.800 PM``, ``2027/04/09 17:54:00``; a naive time is taken as UTC) or epoch
+    seconds / milliseconds.
+
+    >>> _lenient_time_ms("09.04.2027 17:54:00,800") == _lenient_time_ms("2027-04-09T17:54:00.800Z")
+    True
+    >>> _lenient_time_ms("04/09/2027 05:54:00.800 PM") == _lenient_time_ms("2027/04/09 17:54:00.800")
+    True
+    """
+    import re
     from datetime import datetime
 
     text = text.strip()
@@ -170,7 +196,19 @@ def _lenient_time_ms(text: str) -> int:
         return int(v if v > 1e11 else v * 1000.0)
     except ValueError:
         pass
-    t = datetime.fromisoformat(text)
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        local = re.sub(r"(\d{2}:\d{2}:\d{2}),(\d+)", r"\1.\2", text)
+        for fmt in TIME_FORMATS:
+            try:
+                t = datetime.strptime(local, fmt)
+                break
+            except ValueError:
+                continue
+        else:
+            raise ValueError(f"not a date and time this reader knows: {text!r} (use ISO-8601, e.g. "
+                             "2026-11-29T14:00:00.100Z)") from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=UTC)
     return round(t.timestamp() * 1000)
@@ -223,7 +261,7 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
     text = data.decode("utf-8", "replace")
     if fmt == "csv":
         first = text.split("\n", 1)[0].lower()
-        if "tag" not in [c.strip() for c in first.split(",")]:
+        if "tag" not in [c.strip() for c in first.replace(";", ",").replace("\t", ",").split(",")]:
             samples = _wide_csv(text, str(path), asset_id or default_asset, notes)
             if not samples:
                 raise InspectInputError(f"{path}: no PLC value could be read")

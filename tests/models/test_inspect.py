@@ -230,7 +230,10 @@ def test_a_historian_export_with_its_own_tag_names_and_units_reads_like_the_cont
             assert abs(rec.probabilities[c] - p) < 0.01, (c, rec.probabilities, reference.probabilities)
     notes = " ".join(from_wide.warnings)
     assert "'DE_BRG_TEMP_F' → bearing_temp_c (°F → degC)" in notes and "'Shaft Speed [Hz]' → speed_rpm (Hz → rpm)" in notes
-    assert "Alarm" not in notes and "Setpoint" not in notes
+    read = next(w for w in from_wide.warnings if w.startswith("columns read as PLC tags"))
+    assert "Alarm" not in read and "Setpoint" not in read and "Oil" not in read
+    assert ("columns that name no PLC tag (not read): 'Bearing Temp High Alarm', 'Speed Setpoint (rpm)', "
+            "'Oil Level (%)'") in notes
     assert "'BRG_TEMP' → bearing_temp_c (°F → degC)" in " ".join(from_long.warnings)
 
 
@@ -240,3 +243,41 @@ def test_a_plc_file_whose_columns_name_no_tag_says_what_to_do(tmp_path) -> None:
     (rec,), _ = Inspector(assets={}).score([bad])
     assert rec.error is not None and "rename the columns" in rec.error
     assert "'Vibration (g)' is vibration_rms_mm_s in 'g', which cannot be converted to mm/s" in rec.error
+
+
+def test_a_european_historian_export_reads_like_the_contract_file(plant, tmp_path) -> None:
+    """Semicolons, decimal commas, ``dd.mm.yyyy hh:mm:ss,fff`` times under a ``Zeit`` header,
+    pressure in kPa, a suction pressure before the discharge one and a pressure in Pa (neither
+    read), an abbreviated speed column: the same probabilities as the contract's file."""
+    from datetime import datetime
+
+    root, cases = plant
+    plc = cases["imbalance"][2]
+    rows = _long_rows(plc)
+    table = {(ts, name): v for ts, _, name, v in rows}
+    header = ["Zeit", "Saugdruck Suction Pressure (bar)", "Static Pressure (Pa)", "Motor Current (A)",
+              "SHAFT_SPD_RPM", "DE Bearing Temp (°C)", "Winding Temp (°C)", "Vib Velocity (mm/s)",
+              "Disch Press [kPa]", "Running"]
+    tags = ["motor_current_a", "speed_rpm", "bearing_temp_c", "winding_temp_c", "vibration_rms_mm_s", "pressure_bar"]
+    lines = [";".join(header)]
+    for ts in sorted({r[0] for r in rows}):
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        cells = [t.strftime("%d.%m.%Y %H:%M:%S,") + f"{t.microsecond // 1000:03d}", "1,2", "99000"]
+        for tag in tags:
+            v = table.get((ts, tag))
+            cells.append("" if v is None else f"{v * 100.0 if tag == 'pressure_bar' else v:.6f}".replace(".", ","))
+        v = table.get((ts, "run_state"))
+        cells.append("" if v is None else ("RUN" if v > 0.5 else "STOP"))
+        lines.append(";".join(cells))
+    eu = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    eu.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (reference,), _ = inspector.score([plc])
+    (rec,), _ = inspector.score([eu])
+    assert rec.error is None and rec.windows == reference.windows and rec.label == reference.label == "imbalance"
+    for c, p in reference.probabilities.items():
+        assert abs(rec.probabilities[c] - p) < 0.01, (c, rec.probabilities, reference.probabilities)
+    notes = " ".join(rec.warnings)
+    assert "'Disch Press [kPa]' → pressure_bar (kPa → bar)" in notes
+    assert "'Static Pressure (Pa)' is pressure_bar in 'Pa', which cannot be converted to bar" in notes
+    assert "'Saugdruck Suction Pressure (bar)'" in notes.split("name no PLC tag")[1]
