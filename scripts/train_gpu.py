@@ -134,6 +134,9 @@ def main() -> None:
     parser.add_argument("--user-box-share", type=float, default=0.0,
                         help="share of the train-domain machines whose thermal frames are read with region boxes as "
                              "users hold them (none / rough / camera moved; models.data.user_boxes); 0: exact boxes")
+    parser.add_argument("--plc-absent-share", type=float, default=0.0,
+                        help="share of the train-domain machines whose historian lacks some PLC tags "
+                             "(models.data.sensor_fit); 0: every machine reports all seven")
     parser.add_argument("--user-box-modes", default="none,rough,moved",
                         help="which ways of going wrong (comma-separated: none, rough, moved)")
     parser.add_argument("--smoke", action="store_true", help="tiny data and models (CPU test of this script)")
@@ -158,7 +161,8 @@ def main() -> None:
         t = time.perf_counter()
         ds = build_domain_dataset(args.train_per_class, args.train_assets, seed=args.seed + 11, domain="train",
                                   workers=args.workers, images=ablation, user_box_share=args.user_box_share,
-                                  user_box_modes=tuple(m for m in args.user_box_modes.split(",") if m))
+                                  user_box_modes=tuple(m for m in args.user_box_modes.split(",") if m),
+                                  plc_absent_share=args.plc_absent_share)
         results["phases"]["data_train_s"] = round(time.perf_counter() - t, 1)
         log(f"train-domain data: {ds.n} samples, {len(set(ds.groups.tolist()))} machines")
         t = time.perf_counter()

@@ -43,6 +43,7 @@ from pipeline.features.asset_profile import AssetProfile, load_profiles
 from pipeline.features.audio_baseline import HealthyLevels
 from pipeline.features.audio_features import logmel
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
+from pipeline.features.plc_window import PLC_TAGS
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES, plc_vector
 from pipeline.features.thermal_features import normalize_frame
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, thermal_vector
@@ -219,19 +220,35 @@ def user_regions(profile: AssetProfile, frame_shape: tuple[int, ...], seed: int,
     return 1 + MODES.index(mode), replace(profile, regions=boxes)
 
 
+def machine_absent_tags(profile: AssetProfile, asset_type: str, seed: int, domain_name: str, asset_index: int,
+                        share: float) -> tuple[str, ...]:
+    """With probability ``share`` per machine (its own random stream: nothing else drawn changes),
+    the PLC tags its historian lacks (:func:`models.data.sensor_fit.absent_tags`); else none."""
+    from linewatch.simulator.noise import make_rng
+    from models.data.sensor_fit import absent_tags
+
+    if share <= 0:
+        return ()
+    rng = make_rng(seed, "domain-sensor-fit", domain_name, asset_index)
+    if rng.random() >= share:
+        return ()
+    return absent_tags(asset_type, profile.vfd, rng)
+
+
 def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
-                              bool, float, tuple[str, ...] | None]) -> dict[str, np.ndarray]:
+                              bool, float, tuple[str, ...] | None, float]) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
-     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share, user_box_modes) = args
+     audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share, user_box_modes, plc_absent_share) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
                                              "audio_base", "boxes")}
     box_profiles: dict[int, tuple[int, AssetProfile]] = {}
+    absent: dict[int, tuple[str, ...]] = {}
     healthy_levels: dict[int, HealthyLevels | None] = {}
     machine_points: dict[int, list[DomainSampleSpec]] = {}
     for i in indices:
@@ -240,6 +257,11 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
         profile: AssetProfile = profiles[spec.asset_id]
         rng = make_rng(seed, "domain-featurize", domain_name, i)
         ts, wide, bad = _wide_rows(sample.plc)
+        if spec.asset_index not in absent:
+            absent[spec.asset_index] = machine_absent_tags(profile, spec.asset_type, seed, domain_name,
+                                                           spec.asset_index, plc_absent_share)
+        for tag in absent[spec.asset_index]:  # the machine's historian has no such tag
+            wide[:, PLC_TAGS.index(tag)] = np.nan
         raw = plc_input(ts, wide, bad)
         rows["plc"].append(plc_vector(raw, profile))
         baseline = running_baseline_frame(renderer, spec, rng, baseline_share)
@@ -314,7 +336,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
                          audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
                          audio_baseline_speed_gate: bool = False, user_box_share: float = 0.0,
-                         user_box_modes: tuple[str, ...] | None = None) -> DomainDataset:
+                         user_box_modes: tuple[str, ...] | None = None, plc_absent_share: float = 0.0) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
@@ -332,6 +354,10 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     ``user_box_modes``: only these ways of going wrong (default: all of
     :data:`models.data.user_boxes.MODES`).
 
+    ``plc_absent_share``: the share of machines whose historian lacks some PLC tags
+    (:func:`machine_absent_tags`: a fan without a pressure transmitter ...); 0 (the default): every
+    machine reports all seven, as the shipped models were trained.
+
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
     (experiments with other audio inputs on exactly the same clips).
@@ -344,7 +370,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
               audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate,
-              user_box_share, user_box_modes)
+              user_box_share, user_box_modes, plc_absent_share)
              for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)
