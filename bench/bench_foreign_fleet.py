@@ -1130,25 +1130,6 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------- scoring
 
 
-def code_snapshot(mode: str, data: Path) -> tuple[Path | None, dict[str, Any]]:
-    """Which linewatch code scores the fleet: the working tree, or HEAD exported with `git archive`."""
-    def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout
-
-    info: dict[str, Any] = {"mode": mode, "head": git("rev-parse", "HEAD").strip(),
-                            "dirty_paths": [line[3:] for line in git("status", "--porcelain").splitlines()]}
-    if mode == "tree":
-        return None, info
-    import tarfile
-
-    code = data / "code"
-    code.mkdir()
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(data / "code.tar"), "HEAD"], check=True)
-    with tarfile.open(data / "code.tar") as tar:
-        tar.extractall(code, filter="data")
-    return code, info
-
-
 def _inspect(files: list[str], assets: Path, refs: list[str], code: Path | None, registry: Path | None = None
              ) -> tuple[list[dict[str, Any]], str, int]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -1506,6 +1487,9 @@ def main() -> None:
     machines_list = [draw_machine(i, args.seed) for i in range(args.machines)]
     assets = data / "assets.json"
     write_assets(machines_list, args.seed, assets)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from code_snapshot import code_snapshot
+
     code, code_info = code_snapshot(args.code, data)
     results = _generate(args, data)
     t_gen = time.time() - t0

@@ -800,25 +800,6 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------- scoring
 
 
-def code_snapshot(mode: str, data: Path) -> tuple[Path | None, dict[str, Any]]:
-    """Which linewatch code scores the files: the working tree, or HEAD exported with `git archive`."""
-    def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout
-
-    info: dict[str, Any] = {"mode": mode, "head": git("rev-parse", "HEAD").strip(),
-                            "dirty_paths": [line[3:] for line in git("status", "--porcelain").splitlines()]}
-    if mode == "tree":
-        return None, info
-    import tarfile
-
-    code = data / "code"
-    code.mkdir()
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(data / "code.tar"), "HEAD"], check=True)
-    with tarfile.open(data / "code.tar") as tar:
-        tar.extractall(code, filter="data")
-    return code, info
-
-
 def _inspect(files: list[str], assets: Path, code: Path | None, registry: Path | None
              ) -> tuple[list[dict[str, Any]], str, int, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -1142,6 +1123,9 @@ def main() -> None:
     assert len(set(ids)) == len(ids) and not any(a != b and b.startswith(a) for a in ids for b in ids), ids
     assets = data / "assets.json"
     write_assets(machines_list, assets)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from code_snapshot import code_snapshot
+
     code, code_info = code_snapshot(args.code, data)
     jobs = [(i, args.seed, args.machines, args.healthy, args.per_class, str(data)) for i in range(args.machines)]
     with ProcessPoolExecutor(max(1, min(args.workers, 2))) as pool:

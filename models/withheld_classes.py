@@ -6,7 +6,10 @@ shaft-harmonic levels *against the machine's learned healthy levels* (features v
 baseline (``baseline.available`` 0: before the job has learnt it, or a single file in
 ``linewatch inspect`` without ``--healthy-audio``) one clip finds 0.35-0.41 of the imbalances and
 calls healthy, tone-dominated machines of other generators imbalanced (docs/models.md, "Audio
-without a baseline withholds imbalance"). Such a prediction **withholds** ``imbalance``:
+without a baseline withholds imbalance"). Such a prediction **withholds** ``imbalance``. The PLC
+model names a class only from the tag that shows it: cooling failure from the winding temperature,
+imbalance from the vibration, cavitation from the pressure; a machine whose historian lacks that
+tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class. A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
   all (``fusion.json`` ``visible``): :func:`drop_withheld`;
@@ -22,6 +25,10 @@ without a baseline withholds imbalance"). Such a prediction **withholds** ``imba
 >>> x[AUDIO_VECTOR_NAMES.index("baseline.available")] = 1.0
 >>> withheld_classes("audio", x)
 ()
+>>> from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+>>> p = np.zeros(len(PLC_VECTOR_NAMES), np.float32); p[PLC_VECTOR_NAMES.index("missing.pressure")] = 1.0
+>>> withheld_classes("plc", p)
+('cavitation',)
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
 ...               ("normal", "bearing_wear", "imbalance"))
 {'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
@@ -34,11 +41,17 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 
-#: ``{modality: (input width, {class: index of the input value it needs >= 0.5})}``: audio names
-#: imbalance only with ``baseline.available`` (the machine's learned healthy sound).
-REQUIRES: dict[str, tuple[int, dict[str, int]]] = {
-    "audio": (len(AUDIO_VECTOR_NAMES), {"imbalance": AUDIO_VECTOR_NAMES.index("baseline.available")}),
+#: ``{modality: (input width, {class: (index of an input value, True: the class needs it >= 0.5 /
+#: False: the class is withheld when it is >= 0.5)})}``: audio names imbalance only with
+#: ``baseline.available`` (the machine's learned healthy sound); the PLC model withholds a class
+#: whose tag the machine's historian lacks.
+REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
+    "audio": (len(AUDIO_VECTOR_NAMES), {"imbalance": (AUDIO_VECTOR_NAMES.index("baseline.available"), True)}),
+    "plc": (len(PLC_VECTOR_NAMES), {"cooling_failure": (PLC_VECTOR_NAMES.index("missing.winding_temp"), False),
+                                    "imbalance": (PLC_VECTOR_NAMES.index("missing.vibration"), False),
+                                    "cavitation": (PLC_VECTOR_NAMES.index("missing.pressure"), False)}),
 }
 
 
@@ -47,7 +60,7 @@ def withheld_classes(modality: str, x: np.ndarray) -> tuple[str, ...]:
     width, needs = REQUIRES.get(modality, (-1, {}))
     if x.shape[-1] != width:
         return ()
-    return tuple(cls for cls, i in needs.items() if float(x[i]) < 0.5)
+    return tuple(cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed)
 
 
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
@@ -55,9 +68,9 @@ def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.nd
     out = np.zeros((x.shape[0], len(classes)), bool)
     width, needs = REQUIRES.get(modality, (-1, {}))
     if x.shape[-1] == width:
-        for cls, i in needs.items():
+        for cls, (i, needed) in needs.items():
             if cls in classes:
-                out[:, list(classes).index(cls)] = x[:, i] < 0.5
+                out[:, list(classes).index(cls)] = (x[:, i] < 0.5) == needed
     return out
 
 

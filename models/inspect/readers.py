@@ -169,8 +169,9 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
     return samples
 
 
-#: Historian date-time layouts besides ISO-8601 (fractions of a second with ``.`` or ``,``); with
-#: slashes and no AM/PM the day comes first unless the first number cannot be a day... of a month.
+#: Historian date-time layouts besides ISO-8601 (fractions of a second with ``.`` or ``,``), tried in
+#: this order: with slashes and a 24-hour clock the day comes first (``09/04/2027`` is 9 April) unless
+#: that is no date (``04/29/2027``); with AM/PM the month comes first (``04/09/2027 05:54 PM``).
 TIME_FORMATS = ("%d.%m.%Y %H:%M:%S.%f", "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y/%m/%d %H:%M:%S.%f",
                 "%Y/%m/%d %H:%M:%S", "%m/%d/%Y %I:%M:%S.%f %p", "%m/%d/%Y %I:%M:%S %p", "%d/%m/%Y %H:%M:%S.%f",
                 "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S", "%d-%m-%Y %H:%M:%S.%f",

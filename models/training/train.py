@@ -33,6 +33,7 @@ from models.registry.store import ModelRegistry, file_entry
 from models.specs import PREPROCESSING_VERSION, check_modality, input_spec
 from models.training.calibration import reliability_png, softmax
 from models.training.evaluation import (
+    SEVERITY_THRESHOLD,
     VISIBLE_CLASSES,
     Evaluation,
     apply_mask,
@@ -48,6 +49,7 @@ from models.training.gates import (
     regression_check,
 )
 from models.training.loop import predict_logits
+from models.withheld_classes import drop_withheld_rows, withheld_rows
 from models.training.metrics import confusion_png
 from pipeline.features.vector_history import columns_of
 
@@ -144,9 +146,26 @@ def _probs(logits: np.ndarray) -> np.ndarray:
     return softmax(logits).astype(np.float32)
 
 
+def visible_recall(probs: np.ndarray, labels: np.ndarray, severity: np.ndarray | None, classes: tuple[str, ...],
+                   cls: str, withheld: np.ndarray) -> float:
+    """Recall of ``cls`` past moderate severity over the samples whose input can show it (not
+    ``withheld``, :mod:`models.withheld_classes`); NaN when there are none.
+
+    >>> p = np.array([[0.2, 0.8], [0.9, 0.1], [0.9, 0.1]]); y = np.array([1, 1, 1])
+    >>> visible_recall(p, y, np.ones(3), ("normal", "x"), "x", np.array([[0, 0], [0, 1], [0, 0]], bool))
+    0.5
+    """
+    k = list(classes).index(cls)
+    sev = np.where(labels == 0, 0.0, 1.0) if severity is None else np.asarray(severity)
+    sel = (np.asarray(labels) == k) & (sev >= SEVERITY_THRESHOLD) & ~withheld[:, k]
+    return float(np.mean(probs[sel].argmax(axis=1) == k)) if np.any(sel) else float("nan")
+
+
 def _regression(registry: ModelRegistry, modality: str, spec_shape: list[int], features_version: int,
-                new: Evaluation, test: LabelledSamples, classes: tuple[str, ...], cfg: TrainConfig):
-    """The no-regression check against the registered latest (None when nothing is registered)."""
+                new: Evaluation, test: LabelledSamples, classes: tuple[str, ...], cfg: TrainConfig,
+                withheld: np.ndarray | None = None):
+    """The no-regression check against the registered latest (None when nothing is registered), the
+    registered model read as served (``withheld`` classes dropped) like the new one."""
     try:
         latest = registry.latest(modality)
     except LookupError:
@@ -159,6 +178,8 @@ def _regression(registry: ModelRegistry, modality: str, spec_shape: list[int], f
     if same or columns is not None:
         inputs = test.inputs if same else test.inputs[:, columns]
         old_probs = _probs(ort_logits(ort_session(latest.path()), inputs))
+        if withheld is not None:
+            old_probs = drop_withheld_rows(old_probs, withheld)
         old = evaluate(apply_mask(old_probs, possible_mask(test.asset_types, classes)), test.labels, test.severity,
                        classes)
         basis = "registered model re-scored on this test split" + (
@@ -222,9 +243,12 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
 
     sets = {"test": test, **({"unseen": unseen} if unseen is not None else {})}
     evaluations: dict[str, dict[str, Evaluation]] = {}
+    served_test: np.ndarray | None = None
     for name, part in sets.items():
         probs = scores(part)
         evaluations[name] = {r: evaluate(p, part.labels, part.severity, classes) for r, p in probs.items()}
+        if name == "test":
+            served_test = probs["int8_cpu"]
         if name == "test":
             raw = apply_mask(_probs(predict_logits(bundle.models[bundle.chosen], part.inputs)),
                              possible_mask(part.asset_types, classes))
@@ -240,15 +264,20 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
         log.warning("%s teacher macro-F1 %.3f >= %.2f on simulated data: too easy to tell models apart",
                     modality, ev["teacher"].macro_f1, TOO_EASY_F1)
 
-    # 4. gates
-    serving = ev["int8_cpu"]
+    # 4. gates, on the INT8 model as served: a class the input cannot show is withheld
+    # (models.withheld_classes: dropped from the probabilities, and left out of that class's recall)
+    assert served_test is not None
+    withheld = withheld_rows(modality, test.inputs, classes)
+    serving = evaluate(drop_withheld_rows(served_test, withheld), test.labels, test.severity, classes)
     checks = evaluate_gates(ev["teacher"].macro_f1, ev["student"].macro_f1,
                             {f: ev[f"int8_{f}"].macro_f1 for f in FLAVOURS}, cfg.gates)
-    visible = {c: serving.recall_past_moderate.get(c, float("nan")) for c in VISIBLE_CLASSES.get(modality, ())}
+    visible = {c: visible_recall(drop_withheld_rows(served_test, withheld), test.labels, test.severity, classes, c,
+                                 withheld) for c in VISIBLE_CLASSES.get(modality, ())}
     strong = serving.macro_f1_past_moderate if test.severity is not None else serving.macro_f1
     checks += floor_checks(strong, visible, serving.healthy_fpr, cfg.gates)
     spec = input_spec(modality, shape, data.features_version)
-    regression = _regression(registry, modality, list(spec.shape), data.features_version, serving, test, classes, cfg)
+    regression = _regression(registry, modality, list(spec.shape), data.features_version, serving, test, classes, cfg,
+                             withheld)
     forced = enforce_gates(modality, checks, regression, force)
 
     # 5. card artefacts

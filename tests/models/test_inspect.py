@@ -281,3 +281,24 @@ def test_a_european_historian_export_reads_like_the_contract_file(plant, tmp_pat
     assert "'Disch Press [kPa]' → pressure_bar (kPa → bar)" in notes
     assert "'Static Pressure (Pa)' is pressure_bar in 'Pa', which cannot be converted to bar" in notes
     assert "'Saugdruck Suction Pressure (bar)'" in notes.split("name no PLC tag")[1]
+
+
+def test_a_plc_file_without_the_vibration_tag_withholds_imbalance(plant, tmp_path) -> None:
+    """The PLC model names imbalance from the vibration: a historian export of the imbalanced
+    pump's window without that column withholds the class (models.withheld_classes) instead of
+    guessing from the other tags; the same window with it names imbalance."""
+    root, cases = plant
+    rows = _long_rows(cases["imbalance"][2])
+    table = {(ts, name): v for ts, _, name, v in rows}
+    tags = ("motor_current_a", "speed_rpm", "bearing_temp_c", "winding_temp_c", "pressure_bar", "run_state")
+    lines = [",".join(["timestamp", *tags])]
+    for ts in sorted({r[0] for r in rows}):
+        lines.append(",".join([ts, *("" if (v := table.get((ts, t))) is None else f"{v:.6f}" for t in tags)]))
+    no_vib = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    no_vib.write_text("\n".join(lines) + "\n")
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (with_vib,), _ = inspector.score([cases["imbalance"][2]])
+    (rec,), _ = inspector.score([no_vib])
+    assert with_vib.label == "imbalance" and with_vib.withheld == []
+    assert rec.error is None and rec.withheld == ["imbalance"]
+    assert rec.probabilities["imbalance"] == 0.0 and rec.label != "imbalance"
