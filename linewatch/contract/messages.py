@@ -199,7 +199,9 @@ class Prediction(Message):
     # -- issue 10: additive, optional ----------------------------------------------------------------
     withheld: list[str] = Field(default_factory=list, description=(
         "Classes this input cannot show (audio read without the machine's learned healthy sound: "
-        "imbalance); the fusion reads the modality as neutral on them (models.withheld_classes)."))
+        "imbalance; a PLC window without the tag that shows a class: cooling_failure without the winding "
+        "temperature, imbalance without vibration, cavitation without pressure); the fusion reads the "
+        "modality as neutral on them (models.withheld_classes)."))
 
 
 class ModelRef(BaseModel):

@@ -49,8 +49,8 @@ from models.training.gates import (
     regression_check,
 )
 from models.training.loop import predict_logits
-from models.withheld_classes import drop_withheld_rows, withheld_rows
 from models.training.metrics import confusion_png
+from models.withheld_classes import drop_withheld_rows, withheld_rows
 from pipeline.features.vector_history import columns_of
 
 log = logging.getLogger(__name__)
@@ -249,7 +249,6 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
         evaluations[name] = {r: evaluate(p, part.labels, part.severity, classes) for r, p in probs.items()}
         if name == "test":
             served_test = probs["int8_cpu"]
-        if name == "test":
             raw = apply_mask(_probs(predict_logits(bundle.models[bundle.chosen], part.inputs)),
                              possible_mask(part.asset_types, classes))
             reliability_png(raw, part.labels, out / "reliability.uncalibrated.png", f"{modality} student, raw softmax")
