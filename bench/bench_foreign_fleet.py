@@ -90,7 +90,6 @@ import math
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -106,7 +105,8 @@ from numpy.typing import NDArray
 from scipy.signal import oaconvolve
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = ROOT / ".venv" / "bin" / "linewatch"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inspect_runner import code_snapshot, run_inspect  # noqa: E402  (bench/ is not a package)
 
 Arr = NDArray[np.float64]
 
@@ -1130,28 +1130,6 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------- scoring
 
 
-def _inspect(files: list[str], assets: Path, refs: list[str], code: Path | None, registry: Path | None = None
-             ) -> tuple[list[dict[str, Any]], str, int]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    if code is None:
-        cmd, cwd = [str(CLI), "inspect"], ROOT
-        if registry is not None:
-            cmd += ["--registry", str(registry)]
-    else:  # the exported commit, imported ahead of the editable install
-        cmd = [sys.executable, "-c", "import sys; from linewatch.cli.app import main; sys.argv[0] = 'linewatch'; "
-               "sys.exit(main())", "inspect", "--registry", str(code / "models" / "default")]
-        cwd, env["PYTHONPATH"] = code, str(code)
-    cmd += [*files, "--assets", str(assets), "--json"]
-    for r in refs:
-        cmd += ["--healthy-audio", r]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cwd))
-    try:
-        recs = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        recs = []
-    return recs, p.stderr, p.returncode
-
-
 def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, with_refs: bool,
           workers: int, label: str, code: Path | None, registry: Path | None = None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """One inspect call per group of samples holding at most one sample per machine."""
@@ -1168,9 +1146,10 @@ def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, wit
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
     with ThreadPoolExecutor(workers) as pool, tqdm(total=len(calls), desc=f"inspect ({label})", unit="call") as bar:
-        futures = [pool.submit(_inspect, f, assets, r, code, registry) for f, r in calls]
+        futures = [pool.submit(run_inspect, f, assets, code, registry, [a for x in r for a in ("--healthy-audio", x)])
+                   for f, r in calls]
         for (files, _), fut in zip(calls, futures):
-            recs, stderr, rc = fut.result()
+            recs, stderr, rc, _ = fut.result()
             for r in recs:
                 by_file[str(Path(r["file"]).name)] = r
             logs.append({"files": len(files), "rc": rc, "records": len(recs), "stderr_lines": stderr.count("\n"),
@@ -1487,9 +1466,6 @@ def main() -> None:
     machines_list = [draw_machine(i, args.seed) for i in range(args.machines)]
     assets = data / "assets.json"
     write_assets(machines_list, args.seed, assets)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from code_snapshot import code_snapshot
-
     code, code_info = code_snapshot(args.code, data)
     results = _generate(args, data)
     t_gen = time.time() - t0

@@ -93,7 +93,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -109,7 +108,8 @@ from numpy.typing import NDArray
 from scipy.signal import lfilter
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = ROOT / ".venv" / "bin" / "linewatch"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inspect_runner import code_snapshot, run_inspect  # noqa: E402  (bench/ is not a package)
 
 Arr = NDArray[np.float64]
 
@@ -800,27 +800,6 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------- scoring
 
 
-def _inspect(files: list[str], assets: Path, code: Path | None, registry: Path | None
-             ) -> tuple[list[dict[str, Any]], str, int, float]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    if code is None:
-        cmd, cwd = [str(CLI), "inspect"], ROOT
-        if registry is not None:
-            cmd += ["--registry", str(registry)]
-    else:  # the exported commit, imported ahead of the editable install
-        cmd = [sys.executable, "-c", "import sys; from linewatch.cli.app import main; sys.argv[0] = 'linewatch'; "
-               "sys.exit(main())", "inspect", "--registry", str(code / "models" / "default")]
-        cwd, env["PYTHONPATH"] = code, str(code)
-    cmd += [*files, "--assets", str(assets), "--json"]
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cwd))
-    try:
-        recs = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        recs = []
-    return recs, p.stderr, p.returncode, time.time() - t0
-
-
 def score(samples: list[dict[str, Any]], assets: Path, workers: int, batch: int, seed: int, code: Path | None,
           registry: Path | None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """inspect calls of ``batch`` files each (machines mixed), ``workers`` at a time."""
@@ -833,7 +812,7 @@ def score(samples: list[dict[str, Any]], assets: Path, workers: int, batch: int,
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
     with ThreadPoolExecutor(workers) as pool, tqdm(total=len(calls), desc="inspect", unit="call") as bar:
-        futures = [pool.submit(_inspect, c, assets, code, registry) for c in calls]
+        futures = [pool.submit(run_inspect, c, assets, code, registry) for c in calls]
         for call, fut in zip(calls, futures, strict=True):
             recs, stderr, rc, secs = fut.result()
             for r in recs:
@@ -1123,9 +1102,6 @@ def main() -> None:
     assert len(set(ids)) == len(ids) and not any(a != b and b.startswith(a) for a in ids for b in ids), ids
     assets = data / "assets.json"
     write_assets(machines_list, assets)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from code_snapshot import code_snapshot
-
     code, code_info = code_snapshot(args.code, data)
     jobs = [(i, args.seed, args.machines, args.healthy, args.per_class, str(data)) for i in range(args.machines)]
     with ProcessPoolExecutor(max(1, min(args.workers, 2))) as pool:

@@ -85,6 +85,8 @@ LABELS = {"c": "°C", "degc": "°C", "°c": "°C", "celsius": "°C", "f": "°F",
 #: the tag's own unit (a pressure in Pa read as bar would be 10^5 off).
 OTHER_UNITS = frozenset({"pa", "%", "pct", "percent", "hp", "kw", "w", "v", "mv", "ma", "bara", "inh2o", "mh2o", "m",
                          "mm", "ft", "s", "min", "h", "rad/s", "m/s", "cfm"})
+#: Every unit spelling: a word of a name that is one of these is a unit, known or not.
+UNIT_WORDS = frozenset({k for table in UNITS.values() for k in table} | OTHER_UNITS)
 TRUE_WORDS = {"run", "running", "on", "true", "start", "started", "yes", "active"}
 FALSE_WORDS = {"stop", "stopped", "off", "false", "idle", "no", "inactive", "tripped"}
 
@@ -133,14 +135,13 @@ def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] |
     if tokens & NOT_THIS_TAG.get(tag, frozenset()):
         return None
     table = UNITS["temp"] if tag.endswith("_temp_c") else UNITS[tag]
-    known = {k for t in UNITS.values() for k in t} | OTHER_UNITS
     for candidate, strict in ((unit, True), (bracket, True), (words[-1] if words else None, False)):
         if not candidate:
             continue
         key = candidate.strip().lower().replace(" ", "")
         if key in table:
             return tag, LABELS.get(key, candidate), table[key]
-        if key in known or (strict and re.search(r"[%/°²]", key)):
+        if key in UNIT_WORDS or (strict and re.search(r"[%/°²]", key)):
             return tag, candidate, None  # a unit, but not one this tag can be read in
     return tag, TAG_UNITS[tag], (1.0, 0.0)  # no unit given or recognised: the tag's own
 

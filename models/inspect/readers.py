@@ -229,9 +229,10 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
     mapped: dict[str, str] = {}
     for row in rows:
         name = str(row.get("tag", ""))
+        tail = name.rpartition(".")[2]
         unit = str(row.get("unit") or "") or None
         found = _split_asset(name, unit)
-        if found is None or (historian_names_only and name.rpartition(".")[2] in PLC_TAGS):
+        if found is None or (historian_names_only and tail in PLC_TAGS):
             continue
         asset, reading = found
         value = parse_value(row.get("value"))
@@ -242,8 +243,8 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
         if value is not None and (asset or default_asset):
             samples.append(TagSample(asset or default_asset, reading.tag, ts, reading.convert(value),  # type: ignore[arg-type]
                                      str(row.get("quality") or "Good"), str(row.get("unit") or "")))
-            if name.rpartition(".")[2] != reading.tag:
-                mapped.setdefault(name.rpartition(".")[2], reading.describe(name.rpartition(".")[2]))
+            if tail != reading.tag:
+                mapped.setdefault(tail, reading.describe(tail))
     if notes is not None and mapped:
         notes.append(f"tags read as PLC tags: {', '.join(mapped.values())}")
     return samples

@@ -267,11 +267,12 @@ def _package(bundle: FitBundle, data: LabelledSamples, out: Path, cfg: TrainConf
     # (models.withheld_classes: dropped from the probabilities, and left out of that class's recall)
     assert served_test is not None
     withheld = withheld_rows(modality, test.inputs, classes)
-    serving = evaluate(drop_withheld_rows(served_test, withheld), test.labels, test.severity, classes)
+    served = drop_withheld_rows(served_test, withheld)
+    serving = evaluate(served, test.labels, test.severity, classes)
     checks = evaluate_gates(ev["teacher"].macro_f1, ev["student"].macro_f1,
                             {f: ev[f"int8_{f}"].macro_f1 for f in FLAVOURS}, cfg.gates)
-    visible = {c: visible_recall(drop_withheld_rows(served_test, withheld), test.labels, test.severity, classes, c,
-                                 withheld) for c in VISIBLE_CLASSES.get(modality, ())}
+    visible = {c: visible_recall(served, test.labels, test.severity, classes, c, withheld)
+               for c in VISIBLE_CLASSES.get(modality, ())}
     strong = serving.macro_f1_past_moderate if test.severity is not None else serving.macro_f1
     checks += floor_checks(strong, visible, serving.healthy_fpr, cfg.gates)
     spec = input_spec(modality, shape, data.features_version)
