@@ -48,6 +48,11 @@ class StudentConfig(BaseModel):
 
     width: int = Field(default=16, ge=4, description="Channels of the first conv block (image CNNs, ablation).")
     hidden: int = Field(default=128, ge=8, description="Hidden units of the MLP over the model-input vector.")
+    members: int = Field(
+        default=1, ge=1, le=32,
+        description="MLPs in the vector student: >1 trains that many from different initial weights, each with its "
+        "own loss, and serves the mean of their logits in one graph (models/plc/student.py).",
+    )
     dropout: float = Field(default=0.1, ge=0.0, lt=1.0)
     epochs: int = Field(default=60, ge=1)
     min_epochs: int | None = Field(default=None, ge=0, description="No early stop before this (None: epochs // 2).")

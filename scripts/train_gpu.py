@@ -128,6 +128,7 @@ def main() -> None:
     parser.add_argument("--teacher-embedding", default=None, choices=("linear", "mlp"))
     parser.add_argument("--teacher-max-seconds", type=float, default=None, help="wall-time limit per teacher")
     parser.add_argument("--student-epochs", type=int, default=80)
+    parser.add_argument("--student-members", type=int, default=1, help="MLPs in each vector student (ensemble)")
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--patience", type=int, default=20)
     parser.add_argument("--no-ablation", action="store_true")
@@ -192,6 +193,7 @@ def main() -> None:
                 setattr(cfg.teacher, field, value)
         cfg.teacher.epochs, cfg.teacher.min_epochs = args.teacher_epochs, args.teacher_epochs // 2
         cfg.student.epochs, cfg.student.min_epochs = args.student_epochs, args.student_epochs // 3
+        cfg.student.members = args.student_members
         if args.smoke:
             cfg.teacher = TeacherConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=2)
             cfg.student = StudentConfig(hidden=16, epochs=2)

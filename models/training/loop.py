@@ -126,17 +126,20 @@ def fit(
             idx = order[start : start + batch_size]
             if len(idx) < 2 and len(order) > 1:
                 continue  # BatchNorm needs more than one sample
-            logits = model(x_t[idx])
-            if t_t is not None:
-                loss = distillation_loss(logits, t_t[idx], y_t[idx], temperature, alpha)
-            else:
-                loss = F.cross_entropy(logits, y_t[idx], weight=weights, label_smoothing=0.05)
+            # an ensemble (``member_logits``) gives each member its own loss; their sum trains them independently
+            member_logits = getattr(model, "member_logits", None)
+            outputs = member_logits(x_t[idx]) if member_logits is not None else model(x_t[idx]).unsqueeze(0)
+            loss = torch.stack([
+                distillation_loss(logits, t_t[idx], y_t[idx], temperature, alpha) if t_t is not None
+                else F.cross_entropy(logits, y_t[idx], weight=weights, label_smoothing=0.05)
+                for logits in outputs
+            ]).sum()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0 * math.sqrt(len(outputs)))  # ~5 per member
             optimizer.step()
             scheduler.step()
-            running += float(loss.detach()) * len(idx)
+            running += float(loss.detach()) / len(outputs) * len(idx)
         val_pred = predict_logits(model, x_val).argmax(1)
         val_f1 = classification_report(y_val, val_pred, classes).macro_f1
         history.append({"epoch": epoch, "loss": running / max(len(order), 1), "val_macro_f1": val_f1})
