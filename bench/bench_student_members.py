@@ -69,8 +69,9 @@ def foreign_thermal(fleet: Path, report: Path, classes: tuple[str, ...]) -> tupl
 def score_foreign(model, calibration, x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], visible: list[str]
                   ) -> dict:
     from models.training.calibration import softmax
+    from models.training.loop import predict_logits
 
-    probs = softmax(calibration.apply(predict(model, x)))
+    probs = softmax(calibration.apply(predict_logits(model, x)))
     allowed = np.array([i == 0 or c in visible for i, c in enumerate(classes)])
     pred = np.where(allowed, probs, 0.0).argmax(1)
     out = {"healthy_fpr": float((pred[y == 0] != 0).mean())}
@@ -86,7 +87,7 @@ def train_one(bundle, split, cfg, members: int, seed: int, soft: np.ndarray):
     from models.families import family
     from models.training.calibration import calibrate
     from models.training.evaluation import possible_mask
-    from models.training.loop import fit
+    from models.training.loop import fit, predict_logits
 
     student_cfg = cfg.student.model_copy(update={"members": members})
     stats = tuple(np.asarray(s, np.float32).reshape(bundle.sample_shape) for s in bundle.standardizer)
@@ -98,15 +99,9 @@ def train_one(bundle, split, cfg, members: int, seed: int, soft: np.ndarray):
         lr=student_cfg.lr, weight_decay=student_cfg.weight_decay, batch_size=cfg.batch_size, patience=cfg.patience,
         seed=seed, desc=f"{members} member(s), seed {seed}", progress=False, min_epochs=student_cfg.min_epochs,
         teacher_logits=soft, temperature=student_cfg.temperature, alpha=student_cfg.alpha)
-    calibration = calibrate(predict(model, va.inputs), va.labels, cfg.val_fpr_budget, severity=va.severity,
+    calibration = calibrate(predict_logits(model, va.inputs), va.labels, cfg.val_fpr_budget, severity=va.severity,
                             possible=possible_mask(va.asset_types, bundle.classes))
     return model, calibration
-
-
-def predict(model, x: np.ndarray) -> np.ndarray:
-    from models.training.loop import predict_logits
-
-    return predict_logits(model, x)
 
 
 def summary(rows: list[dict]) -> dict:
@@ -130,6 +125,7 @@ def main() -> None:
     from models.config import TrainConfig
     from models.data.domain_data import load_run_data
     from models.training.fitting import FitBundle
+    from models.training.loop import predict_logits
 
     torch.set_num_threads(2)
     ds, unseen = load_run_data(args.gpu_run)
@@ -139,7 +135,7 @@ def main() -> None:
     cfg = TrainConfig.model_validate(bundle.config)
     data = ds.samples(args.modality)
     split = bundle.split_of(data)
-    soft = predict(bundle.models["teacher"], split.train.inputs)
+    soft = predict_logits(bundle.models["teacher"], split.train.inputs)
     parts: dict = {"test": split.test, "unseen": unseen.samples(args.modality)}
     foreign = None
     if args.foreign is not None:

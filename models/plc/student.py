@@ -4,8 +4,9 @@ modality's shipped student since features v2), alone or as an ensemble of ``memb
 An ensemble's members start from different random weights, learn from the same batches with a
 loss each (:meth:`StudentEnsemble.member_logits`, used by :func:`models.training.loop.fit`) and
 serve the mean of their logits: one ONNX graph, one standardiser. Measured on the thermal
-vectors (docs/models.md), one MLP's macro-F1 and false-alarm rate on machines of another
-generator swing with nothing but its initial weights; the mean of several does not.
+vectors (docs/models.md, ``bench/bench_student_members.py``), one MLP's recall and false-alarm
+rate on machines of another generator swing with nothing but its initial weights; the mean of
+eight swings less.
 
 >>> from models.config import StudentConfig
 >>> stats = (np.zeros(6, np.float32), np.ones(6, np.float32))

@@ -88,7 +88,9 @@ def fit(
 ) -> FitResult:
     """Train ``model`` in place (AdamW, cosine LR, class-balanced CE), keep the best val epoch.
 
-    With ``teacher_logits`` (aligned with ``x_train``) the loss is :func:`distillation_loss`.
+    With ``teacher_logits`` (aligned with ``x_train``) the loss is :func:`distillation_loss`. A model
+    with ``member_logits`` (``models.plc.student.StudentEnsemble``) gets that loss once per member,
+    summed, and early stopping reads the ensemble's (mean-logit) validation macro-F1.
     Stops when val macro-F1 has not improved for ``patience`` epochs, but not before
     ``min_epochs`` (default: half of ``epochs``; transformers from scratch start slowly and a
     noisy early peak must not end their training); restores the best weights. ``max_seconds``
@@ -116,6 +118,8 @@ def fit(
     y_t = torch.from_numpy(np.asarray(y_train, np.int64)).to(device)
     t_t = torch.from_numpy(np.asarray(teacher_logits, np.float32)).to(device) if teacher_logits is not None else None
     best_f1, best_epoch, best_state, history = -1.0, 0, copy.deepcopy(model.state_dict()), []
+    # an ensemble (``member_logits``) gives each member its own loss; their sum trains them independently
+    member_logits = getattr(model, "member_logits", None)
     bar = tqdm(range(1, epochs + 1), desc=desc, disable=not progress, leave=False, unit="epoch")
     stopped = False
     for epoch in bar:
@@ -126,8 +130,6 @@ def fit(
             idx = order[start : start + batch_size]
             if len(idx) < 2 and len(order) > 1:
                 continue  # BatchNorm needs more than one sample
-            # an ensemble (``member_logits``) gives each member its own loss; their sum trains them independently
-            member_logits = getattr(model, "member_logits", None)
             outputs = member_logits(x_t[idx]) if member_logits is not None else model(x_t[idx]).unsqueeze(0)
             loss = torch.stack([
                 distillation_loss(logits, t_t[idx], y_t[idx], temperature, alpha) if t_t is not None
