@@ -15,16 +15,19 @@ of an ensemble.
         --seeds 1,2,3,4,5 --members 8 --foreign /tmp/ff /tmp/ff10.json --out bench/results/student_members.json
 
 The GPU run is what ``scripts/train_gpu.py`` wrote (``bundle_<modality>.tar.gz`` and the data);
-training runs on this machine's CPU (~10 s per MLP on 23 k thermal vectors, two cores).
+training runs on this machine's CPU (measured: 15 s per MLP, 77 s for 8 members on 23 k thermal
+vectors, two cores; docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +36,7 @@ from tqdm.auto import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def score(model, part, calibration) -> dict:
+def score(model, calibration, part) -> dict:
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, evaluate, possible_mask
     from models.training.loop import predict_logits
@@ -68,12 +71,12 @@ def foreign_thermal(fleet: Path, report: Path, classes: tuple[str, ...]) -> tupl
 
 def score_foreign(model, calibration, x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], visible: list[str]
                   ) -> dict:
+    from models.fusion.fit import restrict_arrays
     from models.training.calibration import softmax
     from models.training.loop import predict_logits
 
     probs = softmax(calibration.apply(predict_logits(model, x)))
-    allowed = np.array([i == 0 or c in visible for i, c in enumerate(classes)])
-    pred = np.where(allowed, probs, 0.0).argmax(1)
+    pred = restrict_arrays({"thermal": probs}, {"thermal": visible}, classes)["thermal"].argmax(1)
     out = {"healthy_fpr": float((pred[y == 0] != 0).mean())}
     for c in visible:
         k = classes.index(c)
@@ -136,35 +139,32 @@ def main() -> None:
     data = ds.samples(args.modality)
     split = bundle.split_of(data)
     soft = predict_logits(bundle.models["teacher"], split.train.inputs)
-    parts: dict = {"test": split.test, "unseen": unseen.samples(args.modality)}
-    foreign = None
+    parts = {"test": split.test, "unseen": unseen.samples(args.modality)}
+    scorers: dict[str, Callable] = {name: functools.partial(score, part=part) for name, part in parts.items()}
     if args.foreign is not None:
         from models.fusion.log_linear import FusionWeights
 
         x_f, y_f = foreign_thermal(*args.foreign, bundle.classes)
         visible = FusionWeights.load(ROOT / "models" / "default" / "fusion.json").visible["thermal"]
-        foreign = (x_f, y_f, visible)
-        parts["foreign"] = None
+        scorers["foreign"] = functools.partial(score_foreign, x=x_f, y=y_f, classes=bundle.classes, visible=visible)
     seeds = [int(s) for s in args.seeds.split(",") if s]
     results: dict = {"gpu_run": str(args.gpu_run), "modality": args.modality, "seeds": seeds,
                      "student": cfg.student.model_dump(mode="json"), "runs": {}}
     for members in (1, args.members):
-        rows: dict[str, list[dict]] = {p: [] for p in parts}
+        rows: dict[str, list[dict]] = {p: [] for p in scorers}
         seconds = []
         for seed in tqdm(seeds, desc=f"{members} member(s)", unit="seed"):
             started = time.perf_counter()
             model, calibration = train_one(bundle, split, cfg, members, seed, soft)
             seconds.append(time.perf_counter() - started)
-            for name, part in parts.items():
-                scored = (score_foreign(model, calibration, foreign[0], foreign[1], bundle.classes, foreign[2])
-                          if part is None and foreign is not None else score(model, part, calibration))
-                rows[name].append(scored | {"seed": seed})
+            for name, scorer in scorers.items():
+                rows[name].append(scorer(model, calibration=calibration) | {"seed": seed})
         results["runs"][str(members)] = {"fit_s_median": float(np.median(seconds)), "per_seed": rows,
                                          "summary": {p: summary([{k: v for k, v in r.items() if k != "seed"}
-                                                                 for r in rows[p]]) for p in parts}}
+                                                                 for r in rows[p]]) for p in scorers}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
-    for part in parts:
+    for part in scorers:
         print(f"\n{part}: median [min–max] over seeds {seeds}")
         print(f"| | 1 MLP | {args.members} members |\n|---|---|---|")
         one, many = (results["runs"][k]["summary"][part] for k in ("1", str(args.members)))
