@@ -27,6 +27,11 @@ def inspect(
                                              help="A WAV of the same machine recorded when it was healthy (e.g. at "
                                              "commissioning; repeatable): its clips are read against it, which is "
                                              "how audio tells an imbalance from a machine that is loud anyway."),
+    healthy_thermal: list[Path] = typer.Option([], "--healthy-thermal", exists=True, dir_okay=False,
+                                               help="A thermal frame (TIFF) of the same machine when it was healthy, "
+                                               "at a similar load (e.g. its commissioning survey; repeatable, any "
+                                               "camera position): its frames are read against it, which is how "
+                                               "thermal tells a cooling failure from a machine that runs hot anyway."),
 ) -> None:
     """Score recorded files and print per-file class probabilities and, for several modalities of
     one machine, the fused verdict.
@@ -41,7 +46,7 @@ def inspect(
     try:
         profiles = load_assets(assets)
         inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
-        results, verdicts = inspector.score(list(files), asset, list(healthy_audio))
+        results, verdicts = inspector.score(list(files), asset, list(healthy_audio), list(healthy_thermal))
     except (InspectInputError, LookupError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -29,6 +29,7 @@ from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
+from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
@@ -247,10 +248,28 @@ class Inspector:
         return {aid: HealthyLevels(tuple(float(v) for v in np.median(np.stack(rows), axis=0)), speed_range(speeds[aid]))
                 for aid, rows in levels.items()}
 
-    def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None
-              ) -> tuple[list[FileResult], list[AssetVerdict]]:
+    def thermal_references(self, healthy: list[Path], asset_id: str | None = None
+                           ) -> dict[str, list[ThermalReference]]:
+        """Per machine, its healthy frames (``--healthy-thermal``), each with the region boxes the
+        pipeline fits to it (:mod:`pipeline.features.thermal_reference`). The machine of a file is
+        ``asset_id`` or its name's."""
+        from pipeline.features.thermal_reference import reference_frame
+
+        refs: dict[str, list[ThermalReference]] = defaultdict(list)
+        for path in healthy:
+            aid = asset_id or self.asset_of(Path(path))
+            if not aid:
+                raise InspectInputError(f"{path}: no machine id for a healthy frame (use --asset or "
+                                        "<ASSET>-<stamp> file names)")
+            refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
+        return dict(refs)
+
+    def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None,
+              healthy_thermal: list[Path] | None = None) -> tuple[list[FileResult], list[AssetVerdict]]:
         """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
-        WAV recordings of the same machines when healthy, which its clips are read against."""
+        WAV recordings of the same machines when healthy, which its clips are read against;
+        ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
+        its frames are read against."""
         from pipeline.features.audio_physics import clip_speed
         from pipeline.features.messages import (
             audio_features_message,
@@ -258,6 +277,7 @@ class Inspector:
         )
 
         baselines = self.audio_baselines(healthy_audio or [], asset_id)
+        references = self.thermal_references(healthy_thermal or [], asset_id)
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
@@ -299,7 +319,8 @@ class Inspector:
                                 "levels change with speed; give a healthy recording at this speed too)")
                     else:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
-                                                       source=str(path), warnings=result.warnings)
+                                                       source=str(path), warnings=result.warnings,
+                                                       references=references.get(aid, ()))
                     inputs = [input_array(modality, msg)]
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)

@@ -16,7 +16,7 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import thermal_features
 from pipeline.features.thermal_fit import RegionFit
+from pipeline.features.thermal_reference import ThermalReference, vector_against_references
 from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector_fit
 
 KELVIN = 273.15
@@ -89,15 +90,17 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
 
 def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
                              asset: object = None, source: str = "", ingest_time_ms: int = 0,
-                             warnings: list[str] | None = None) -> ThermalFeatures:
+                             warnings: list[str] | None = None,
+                             references: Sequence[ThermalReference] = ()) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
     with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
     registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to
-    ``warnings``."""
+    ``warnings``. ``references``: healthy frames of the same machine
+    (:mod:`pipeline.features.thermal_reference`), read as its baseline."""
     profile = _profile(asset)
     frame_c = frame_to_celsius(frame, profile.frame)
     frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
-    vector, fit = thermal_vector_fit(frame_c, profile, None, frame_meta={"unit": "celsius"})
+    vector, fit = vector_against_references(frame_c, profile, references)
     stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)
     _fit_stats(stats, fit)
     if warnings is not None and fit.describe():

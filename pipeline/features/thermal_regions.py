@@ -229,10 +229,15 @@ def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray
 
 
 def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,
-                       frame_meta: FrameMeta | Mapping | None = None, fit: bool | None = None
+                       frame_meta: FrameMeta | Mapping | None = None, fit: bool | None = None,
+                       baseline_boxes: Mapping[str, tuple[int, int, int, int]] | None = None
                        ) -> tuple[np.ndarray, RegionFit]:
     """:func:`thermal_vector` and the :class:`~pipeline.features.thermal_fit.RegionFit` it read
-    the frame with (``status`` ``registered`` / ``proposed`` deserve a warning to the user)."""
+    the frame with (``status`` ``registered`` / ``proposed`` deserve a warning to the user).
+
+    ``baseline_boxes``: the region boxes of ``baseline`` when it was not taken by the same fixed
+    camera (a reference frame of a handheld camera: its own fitted boxes, any frame size); by
+    default the baseline is read in the frame's boxes and must have the frame's shape."""
     profile = as_profile(asset)
     meta = frame_meta if frame_meta is not None else profile.frame
     frame_c = frame_to_celsius(frame, meta)
@@ -283,17 +288,22 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
     glob = [ambient / 40.0, float(flat.max()) - ambient, p99 - ambient, float(hot.mean()),
             float((hot & ~inside).mean()), float(bool(boxes)), float(oriented)]
     base = [0.0] * len(BASELINE)
-    if baseline is not None and np.shape(baseline) == np.shape(frame):
+    if baseline is not None and (baseline_boxes is not None or np.shape(baseline) == np.shape(frame)):
         base_c = frame_to_celsius(baseline, meta)
+        then_boxes = boxes if baseline_boxes is None else baseline_boxes
         base = [1.0]
         for name, how in (("motor_body", "mean"), ("de_bearing", "max"), ("nde_bearing", "max"),
                           ("terminal_box", "max"), ("coupling", "mean"), ("pump_inlet", "mean")):
-            box = boxes.get(name)
-            if box is None:
+            box, then_box = boxes.get(name), then_boxes.get(name)
+            if box is None or then_box is None:
                 base.append(0.0)
                 continue
             x0, y0, x1, y1 = box
-            now, then = frame_c[y0:y1, x0:x1], base_c[y0:y1, x0:x1]
+            u0, v0, u1, v1 = then_box
+            now, then = frame_c[y0:y1, x0:x1], base_c[v0:v1, u0:u1]
+            if now.size == 0 or then.size == 0:
+                base.append(0.0)
+                continue
             base.append(float(now.max() - then.max()) if how == "max" else float(now.mean() - then.mean()))
     vec = np.asarray(out + rel + ratios + glob + base, dtype=np.float64)
     return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32), region_fit

@@ -172,6 +172,77 @@ def test_a_healthy_recording_at_another_speed_is_not_the_clip_s_baseline(plant, 
     assert any("healthy recording at" in w and "this speed" in w for w in off_speed.warnings), off_speed.warnings
 
 
+@pytest.fixture(scope="module")
+def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
+    """Randomised machines of the training domain (a seed no model was trained on), cooling failures
+    past moderate severity: per case the faulty frame and two healthy frames of the same machine at
+    the same load and ambient (landing-zone names), and the fleet's assets.json."""
+    from dataclasses import replace
+
+    from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
+    from models.data.domain_data import _world
+
+    fleet, _, specs = _world("train", 12, 4321, 30)
+    renderer = DomainRenderer(fleet, 4321)
+    root = tmp_path_factory.mktemp("cooling")
+    (root / "assets.json").write_text(json.dumps(domain_registry_json(fleet, 4321, DOMAINS["train"])))
+    cases = []
+    for k, s in enumerate(x for x in specs if x.fault == "cooling_failure" and x.severity >= 0.6):
+        healthy = [replace(s, index=s.index + off, fault="normal", physical_fault="normal", severity=0.0, variant="")
+                   for off in (5_000_000, 6_000_000)]
+        paths = [root / f"{s.asset_id}-20261129T{hh}0000{k:03d}.tiff" for hh in ("14", "13", "12")]
+        for path, spec in zip(paths, (s, *healthy), strict=True):
+            tifffile.imwrite(path, renderer.render(spec, ("thermal",)).frame)
+        cases.append((paths[0], paths[1], paths[2]))
+    return root, cases
+
+
+def test_a_healthy_frame_of_the_machine_lets_thermal_tell_a_cooling_failure(cooling_fleet) -> None:
+    """Thermal reads a frame against the machine's healthy frame when ``--healthy-thermal`` gives
+    one: one frame cannot tell a cooling failure from a machine that runs hot anyway, the
+    difference from its healthy self can (bench/bench_thermal_limits.py)."""
+    root, cases = cooling_fleet
+    assert len(cases) >= 8
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    alone = [inspector.score([faulty])[0][0] for faulty, _, _ in cases]
+    against = [inspector.score([faulty], healthy_thermal=[ref])[0][0] for faulty, ref, _ in cases]
+    healthy = [inspector.score([other], healthy_thermal=[ref])[0][0] for _, ref, other in cases]
+    assert all(r.error is None for r in alone + against + healthy)
+    assert [r.label for r in against] == ["cooling_failure"] * len(cases), [r.probabilities for r in against]
+    assert [r.label for r in healthy] == ["normal"] * len(cases), [r.probabilities for r in healthy]
+    found_alone = sum(r.label == "cooling_failure" for r in alone)
+    assert found_alone < len(cases)  # else this fleet shows nothing a reference adds
+    assert np.mean([r.probabilities["cooling_failure"] for r in against]) > \
+        np.mean([r.probabilities["cooling_failure"] for r in alone])
+
+
+def test_a_healthy_frame_from_another_camera_position_is_read_in_its_own_boxes(cooling_fleet, tmp_path) -> None:
+    """A reference taken by another camera (twice the resolution, float °C, the machine shifted in
+    the frame) gives the same reading: each reference is read in the region boxes fitted to it."""
+    root, cases = cooling_fleet
+    faulty, ref, _ = cases[0]
+    frame_c = tifffile.imread(ref).astype(np.float32) / 100.0 - 273.15
+    big = np.kron(frame_c, np.ones((2, 2), np.float32))
+    moved = np.roll(big, (6, -10), axis=(0, 1))
+    other = tmp_path / ref.name
+    tifffile.imwrite(other, moved)
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    same, _ = inspector.score([faulty], healthy_thermal=[ref])
+    elsewhere, _ = inspector.score([faulty], healthy_thermal=[other])
+    assert elsewhere[0].label == same[0].label == "cooling_failure"
+    assert abs(elsewhere[0].probabilities["cooling_failure"] - same[0].probabilities["cooling_failure"]) < 0.1
+
+
+def test_cli_healthy_thermal(cooling_fleet) -> None:
+    root, cases = cooling_fleet
+    faulty, ref, _ = cases[0]
+    out = CliRunner().invoke(app, ["inspect", str(faulty), "--assets", str(root / "assets.json"),
+                                   "--healthy-thermal", str(ref), "--json"])
+    assert out.exit_code == 0, out.output
+    records = json.loads(out.stdout)
+    assert records[0]["class"] == "cooling_failure", records[0]
+
+
 #: A historian's export of the same tags: its own column names and units (canonical → (header, to its unit)).
 HISTORIAN = {"motor_current_a": ("Motor Current (A)", lambda v: v), "speed_rpm": ("Shaft Speed [Hz]", lambda v: v / 60.0),
              "bearing_temp_c": ("DE_BRG_TEMP_F", lambda v: v * 9 / 5 + 32),
