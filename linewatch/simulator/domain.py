@@ -70,7 +70,7 @@ from .health import (
     faults_for,
 )
 from .noise import make_rng
-from .physics import AssetPhysics, PhysicsBlock
+from .physics import AssetPhysics, PhysicsBlock, Snapshot
 from .plc import PlcSamples, measure
 from .thermal import ThermalCamera
 
@@ -125,6 +125,12 @@ class DomainSpec:
     sync_impact_share: float = 0.0
     sync_impacts_per_rev: tuple[int, int] = (1, 6)
     sync_impact_scale: tuple[float, float] = (0.5, 12.0)
+    #: Off (None) in the shipped domains: how much a healthy machine's part temperatures differ
+    #: from one day to the next at the same load and ambient (drafts, sun, lubrication, the fan's
+    #: wear): each part's rise over ambient scaled by ``1 ± U(0, f)`` and offset by ``N(0, k)``
+    #: kelvin per sample, ``(f, k)`` (:func:`day_to_day`; docs/models.md, "Thermal: what one frame
+    #: can tell").
+    thermal_day_spread: tuple[float, float] | None = None
 
 
 TRAIN_DOMAIN = DomainSpec("train", ("pump", "press", "conveyor"))
@@ -208,7 +214,26 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     if spec.housing_core is not None:
         contrast = float(rng.uniform(*spec.housing_core))
         style["thermal_housing_rim"], style["thermal_housing_peak"] = 1.0 - 0.5 * contrast, contrast
+    if spec.thermal_day_spread is not None:  # constants, no draw: the machine's other keys are unchanged
+        style["thermal_day_rise"], style["thermal_day_offset_k"] = spec.thermal_day_spread
     return style
+
+
+def day_to_day(snap: Snapshot, extra: dict[str, float], seed: int, index: int) -> Snapshot:
+    """``snap`` with the part temperatures of one day of a machine whose ``extra`` has a
+    ``thermal_day_rise`` / ``thermal_day_offset_k`` (:attr:`DomainSpec.thermal_day_spread`), from
+    sample ``index``'s own random stream; else ``snap`` itself."""
+    f, k = extra.get("thermal_day_rise", 0.0), extra.get("thermal_day_offset_k", 0.0)
+    if not f and not k:
+        return snap
+    rng = make_rng(seed, "domain-thermal-day", index)
+    amb = snap.ambient_c
+
+    def day(t: float) -> float:
+        return amb + (t - amb) * (1.0 + float(rng.uniform(-f, f))) + float(rng.normal(0.0, k))
+
+    return replace(snap, winding_c=day(snap.winding_c), bearing_c=day(snap.bearing_c), nde_c=day(snap.nde_c),
+                   coupling_c=day(snap.coupling_c), driven_c=day(snap.driven_c))
 
 
 def _body_overlap(i: int, seed: int, spec: DomainSpec) -> tuple[float, float]:
@@ -518,7 +543,8 @@ class DomainRenderer:
         frame = clip = None
         if "thermal" in modalities:
             cam = self._cams.get(base.asset_id) or self._cams.setdefault(base.asset_id, ThermalCamera(base, prof))
-            frame = cam.render(blk.snapshot(T), drift, make_rng(self.seed, "domain-thermal", spec.index))
+            snap = day_to_day(blk.snapshot(T), base.extra, self.seed, spec.index)
+            frame = cam.render(snap, drift, make_rng(self.seed, "domain-thermal", spec.index))
         if "audio" in modalities:
             clip = self._clip(spec, base, asset, prof, drift, blk, T, make_rng(self.seed, "domain-audio", spec.index))
         return DomainSample(spec, plc, frame, clip, float(np.mean(blk.shaft_hz)))

@@ -122,3 +122,25 @@ def test_the_motor_body_reaches_under_the_housings_or_leaves_a_gap() -> None:
     assert all(not any(k.startswith("thermal_housing_") for k in a.extra) for a in shipped)
     assert [a.layout for a in domain_fleet(30, SEED, replace(TRAIN_DOMAIN, housing_share=(0.5, 0.95)))] == \
         [a.layout for a in shipped]  # its own random streams: the rest of the machine is unchanged
+
+
+def test_a_healthy_machine_s_parts_differ_from_one_day_to_the_next_when_the_domain_says_so() -> None:
+    """``DomainSpec.thermal_day_spread``: each sample's part rises scaled and offset from its own
+    random stream (the same sample renders the same frame; PLC and audio are untouched); off in
+    the shipped domains."""
+    pump, spec = _machine(thermal_day_rise=0.1, thermal_day_offset_k=0.7)
+    plain = replace(pump, extra={k: v for k, v in pump.extra.items() if not k.startswith("thermal_day_")})
+    days = [_frame_c(pump, replace(spec, index=spec.index + k)) for k in range(6)]
+    same_day = _frame_c(pump, spec)
+    assert np.array_equal(days[0], same_day)
+    x0, y0, x1, y1 = pump.layout.boxes["motor_body"]
+    bodies = [d[y0:y1, x0:x1].mean() for d in days]
+    plain_bodies = [_frame_c(plain, replace(spec, index=spec.index + k))[y0:y1, x0:x1].mean() for k in range(6)]
+    assert np.ptp(bodies) > 3 * np.ptp(plain_bodies) and np.ptp(bodies) > 0.5  # kelvin
+    r_day, r_plain = DomainRenderer([pump], SEED).render(spec), DomainRenderer([plain], SEED).render(spec)
+    assert np.array_equal(r_day.clip, r_plain.clip) and np.array_equal(r_day.plc.values, r_plain.plc.values,
+                                                                       equal_nan=True)
+    shipped = domain_fleet(30, SEED)
+    assert all(not any(k.startswith("thermal_day_") for k in a.extra) for a in shipped)
+    assert [a.extra | {"thermal_day_rise": 0.1, "thermal_day_offset_k": 0.7} for a in shipped] == \
+        [a.extra for a in domain_fleet(30, SEED, replace(TRAIN_DOMAIN, thermal_day_spread=(0.1, 0.7)))]
