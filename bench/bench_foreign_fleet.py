@@ -71,7 +71,10 @@ half-size preview grid / missing, frame units declared or not.
 
 Scoring: ``linewatch inspect --json``, one call per group holding one sample of each machine (a
 call fuses all files of a machine), once without and (``--healthy-audio ref``, default ``both``)
-once with a commissioning recording per machine. Reported per modality and fused: recall per
+once with a commissioning recording per machine; with ``--healthy-thermal ref`` / ``both`` also
+with the commissioning visit's frame (healthy, 80 % load, ``--healthy-thermal``; records
+``thermal@frame``, ``fused@frame``, ``fused@ref+frame``) and, with ``--thermal-twins``, against a
+healthy frame of the same machine at the sample's own load (``thermal@twin``). Reported per modality and fused: recall per
 class where the modality can name it, detection rate (any fault), healthy false-positive rate,
 confusion matrices, recall per severity bin, errors and extrapolating records, and an "expert"
 reference: audio read with the true frequencies and resonance (envelope spectrum at the bearing
@@ -1096,10 +1099,16 @@ def generate_machine(args: tuple[int, int, int, int, str]) -> dict[str, Any]:
     x, _ = render_audio(m, ref, m.wav_rate, rng_ref)
     ref_path = out / "reference" / f"{m.asset_id}-{ref.stamp}.wav"
     _encode_wav(ref_path, x, m, m.wav_rate, rng_ref)
+    import tifffile
+
+    app, _ = render_frame(m, ref, rng_ref)  # the same commissioning visit's frame (after the WAV: its draws unchanged)
+    ref_tiff = out / "reference" / f"{m.asset_id}-{ref.stamp}.tiff"
+    tifffile.imwrite(str(ref_tiff), encode_frame(app, m.camera.encoding))
     records = []
     for s in plan_samples(m, seed, per_class, healthy):
         records.append(_render_sample(m, s, seed, out))
-    return {"machine": machine_summary(m), "reference_wav": str(ref_path), "samples": records}
+    return {"machine": machine_summary(m), "reference_wav": str(ref_path), "reference_tiff": str(ref_tiff),
+            "samples": records}
 
 
 def _render_sample(m: Machine, s: Sample, seed: int, out: Path) -> dict[str, Any]:
@@ -1114,8 +1123,17 @@ def _render_sample(m: Machine, s: Sample, seed: int, out: Path) -> dict[str, Any
     tiff = out / "files" / f"{s.asset_id}-{s.stamp}.tiff"
     tifffile.imwrite(str(tiff), encode_frame(app, m.camera.encoding),
                      compression="zlib" if m.index % 3 == 0 else None)
+    # the same machine healthy at the same load and speed on another day (a load-matched reference
+    # frame; its own random stream, so nothing above changes)
+    twin = dataclasses.replace(s, cls="normal", variant="", severity=0.0, extra={},
+                               ambient_c=float(np.clip(m.ambient_c + np.random.default_rng([seed, 8, m.index, s.index])
+                                                       .uniform(-5, 5), 0, 40)))
+    twin_app, _ = render_frame(m, twin, np.random.default_rng([seed, 9, m.index, s.index]))
+    twin_tiff = out / "twins" / f"{s.asset_id}-{s.stamp}.tiff"
+    twin_tiff.parent.mkdir(exist_ok=True)
+    tifffile.imwrite(str(twin_tiff), encode_frame(twin_app, m.camera.encoding))
     rec = dataclasses.asdict(s)
-    rec |= {"wav": str(wav), "tiff": str(tiff), "wav_info": wav_info, "expert": expert,
+    rec |= {"wav": str(wav), "tiff": str(tiff), "twin_tiff": str(twin_tiff), "wav_info": wav_info, "expert": expert,
             "shaft_hz": shaft_hz(m, s), "frame_c": {"min": float(app.min()), "max": float(app.max())}}
     return rec
 
@@ -1130,9 +1148,12 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------- scoring
 
 
-def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, with_refs: bool,
+def score(samples: list[dict[str, Any]], refs: dict[str, dict[str, str]], assets: Path, with_refs: tuple[str, ...],
           workers: int, label: str, code: Path | None, registry: Path | None = None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """One inspect call per group of samples holding at most one sample per machine."""
+    """One inspect call per group of samples holding at most one sample per machine; ``with_refs``:
+    the commissioning files given with them (``audio``: ``--healthy-audio``, ``thermal``:
+    ``--healthy-thermal``; ``twin``: ``--healthy-thermal`` with the sample's own healthy twin, the
+    same machine at the same load on another day)."""
     from tqdm import tqdm
 
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -1141,13 +1162,13 @@ def score(samples: list[dict[str, Any]], refs: dict[str, str], assets: Path, wit
     calls = []
     for k in sorted(groups):
         files = [f for s in groups[k] for f in (s["wav"], s["tiff"])]
-        use = [refs[s["asset_id"]] for s in groups[k]] if with_refs else []
+        use = [a for s in groups[k] for m in with_refs
+               for a in (("--healthy-thermal", s["twin_tiff"]) if m == "twin" else (f"--healthy-{m}", refs[s["asset_id"]][m]))]
         calls.append((files, use))
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
     with ThreadPoolExecutor(workers) as pool, tqdm(total=len(calls), desc=f"inspect ({label})", unit="call") as bar:
-        futures = [pool.submit(run_inspect, f, assets, code, registry, [a for x in r for a in ("--healthy-audio", x)])
-                   for f, r in calls]
+        futures = [pool.submit(run_inspect, f, assets, code, registry, r) for f, r in calls]
         for (files, _), fut in zip(calls, futures):
             recs, stderr, rc, _ = fut.result()
             for r in recs:
@@ -1264,10 +1285,11 @@ def merge_records(samples: list[dict[str, Any]], rows_by_run: dict[str, list[dic
         rec |= s["extra"]
         for label, rows in rows_by_run.items():
             r = rows[i]
-            suffix = "" if label == "single_recording" else "@ref"
-            rec["audio" + suffix] = _slim(r["audio"])
-            if not suffix:
-                rec["thermal"] = _slim(r["thermal"])
+            suffix = RUN_SUFFIXES[label]
+            if label in ("single_recording", "with_healthy_audio"):
+                rec["audio" + suffix] = _slim(r["audio"])
+            if label in ("single_recording", "with_healthy_frame", "with_healthy_frame_at_its_load"):
+                rec["thermal" + suffix] = _slim(r["thermal"])
             f = r["fused"]
             rec["fused" + suffix] = {"class": f["class"], "p": _plist(f["probabilities"]),
                                      "modalities": f["modalities"]}
@@ -1448,6 +1470,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--healthy-audio", choices=("none", "ref", "both"), default="both",
                     help="score without / with a commissioning recording per machine (--healthy-audio)")
+    ap.add_argument("--healthy-thermal", choices=("none", "ref", "both"), default="none",
+                    help="score without / with a commissioning frame per machine (--healthy-thermal; healthy, at "
+                         "80 %% load); 'both' with --healthy-audio both scores the four combinations")
+    ap.add_argument("--thermal-twins", action="store_true",
+                    help="also score each frame against a healthy frame of its machine at the same load "
+                         "(another day's ambient): what a load-matched reference gives")
     ap.add_argument("--data", type=Path, default=None, help="where to write the fleet (default: a temp dir, removed)")
     ap.add_argument("--code", choices=("tree", "head"), default="tree",
                     help="score with the working tree's linewatch, or with HEAD exported by `git archive` (a tree "
@@ -1471,12 +1499,16 @@ def main() -> None:
     t_gen = time.time() - t0
     samples = [s for r in results for s in r["samples"]]
     machines = {r["machine"]["asset_id"]: r["machine"] for r in results}
-    refs = {r["machine"]["asset_id"]: r["reference_wav"] for r in results}
-    modes = {"none": [False], "ref": [True], "both": [False, True]}[args.healthy_audio]
+    refs = {r["machine"]["asset_id"]: {"audio": r["reference_wav"], "thermal": r["reference_tiff"]} for r in results}
+    choice = {"none": [False], "ref": [True], "both": [False, True]}
+    modes = [tuple(m for m, on in (("audio", a), ("thermal", t)) if on)
+             for t in choice[args.healthy_thermal] for a in choice[args.healthy_audio]]
+    if args.thermal_twins:
+        modes.append(("twin",))
     runs: dict[str, Any] = {}
     rows_by_run: dict[str, list[dict[str, Any]]] = {}
     for with_refs in modes:
-        label = "with_healthy_audio" if with_refs else "single_recording"
+        label = RUN_LABELS[with_refs]
         t1 = time.time()
         by_file, logs = score(samples, refs, assets, with_refs, args.workers, label, code, args.registry)
         rows = attach(samples, by_file)
@@ -1511,6 +1543,14 @@ def main() -> None:
         shutil.rmtree(data)
 
 
+#: A run's name in the report by the commissioning files it gives inspect.
+RUN_LABELS = {(): "single_recording", ("audio",): "with_healthy_audio", ("thermal",): "with_healthy_frame",
+              ("audio", "thermal"): "with_healthy_audio_and_frame", ("twin",): "with_healthy_frame_at_its_load"}
+#: The suffix of a run's per-file and fused verdicts in a report's ``records``.
+RUN_SUFFIXES = {"single_recording": "", "with_healthy_audio": "@ref", "with_healthy_frame": "@frame",
+                "with_healthy_audio_and_frame": "@ref+frame", "with_healthy_frame_at_its_load": "@twin"}
+
+
 def _generate(args: argparse.Namespace, data: Path) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
@@ -1524,7 +1564,7 @@ def _compact(o: Any) -> Any:
     if isinstance(o, float):
         return float(f"{o:.4g}") if math.isfinite(o) else None
     if isinstance(o, dict):
-        return {k: (Path(v).name if k in ("wav", "tiff", "reference_wav") and isinstance(v, str) else _compact(v))
+        return {k: (Path(v).name if k in ("wav", "tiff", "reference_wav", "reference_tiff", "twin_tiff") and isinstance(v, str) else _compact(v))
                 for k, v in o.items()}
     if isinstance(o, list | tuple):
         return [_compact(v) for v in o]
