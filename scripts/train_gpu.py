@@ -140,6 +140,9 @@ def main() -> None:
                              "(models.data.sensor_fit); 0: every machine reports all seven")
     parser.add_argument("--user-box-modes", default="none,rough,moved",
                         help="which ways of going wrong (comma-separated: none, rough, moved)")
+    parser.add_argument("--thermal-baseline-day-spread", type=float, nargs=2, default=None, metavar=("RISE", "K"),
+                        help="the running baselines' frames show their machine on another day: part rises scaled "
+                             "by 1 +- U(0, RISE), offset by N(0, K) kelvin (both domains; default: off)")
     parser.add_argument("--smoke", action="store_true", help="tiny data and models (CPU test of this script)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -160,15 +163,19 @@ def main() -> None:
         log(f"data of {args.data}: {ds.n} + {unseen.n} samples")
     else:
         t = time.perf_counter()
+        spread = args.thermal_baseline_day_spread
+        day_spread = (float(spread[0]), float(spread[1])) if spread else None
         ds = build_domain_dataset(args.train_per_class, args.train_assets, seed=args.seed + 11, domain="train",
                                   workers=args.workers, images=ablation, user_box_share=args.user_box_share,
                                   user_box_modes=tuple(m for m in args.user_box_modes.split(",") if m),
-                                  plc_absent_share=args.plc_absent_share)
+                                  plc_absent_share=args.plc_absent_share,
+                                  baseline_day_spread=day_spread)
         results["phases"]["data_train_s"] = round(time.perf_counter() - t, 1)
         log(f"train-domain data: {ds.n} samples, {len(set(ds.groups.tolist()))} machines")
         t = time.perf_counter()
         unseen = build_domain_dataset(args.unseen_per_class, args.unseen_assets, seed=args.seed + 23,
-                                      domain="unseen", workers=args.workers, images=ablation)
+                                      domain="unseen", workers=args.workers, images=ablation,
+                                      baseline_day_spread=day_spread)
         results["phases"]["data_unseen_s"] = round(time.perf_counter() - t, 1)
         log(f"unseen-domain data: {unseen.n} samples")
         files = save_data(ds, out, "train", split_modalities=True) + save_data(unseen, out, "unseen", False)

@@ -536,14 +536,20 @@ class DomainRenderer:
         return mic.render(ClipDrive.from_block(blk, ts), blk.snapshot(end_s - 0.5 * cfg.audio_chunk_s), mic_drift, rng,
                           background=self._hall(base, n_audio, fs, rng))
 
-    def render(self, spec: DomainSampleSpec, modalities: tuple[str, ...] = ("plc", "thermal", "audio")) -> DomainSample:
+    def render(self, spec: DomainSampleSpec, modalities: tuple[str, ...] = ("plc", "thermal", "audio"),
+               day_spread: tuple[float, float] | None = None) -> DomainSample:
+        """The sample's PLC window, thermal frame and audio clip (those in ``modalities``).
+        ``day_spread``: this frame's day-to-day part variation (:func:`day_to_day`) instead of the
+        machine's own (:attr:`DomainSpec.thermal_day_spread`)."""
         cfg = self.config
         base, asset, prof, drift, blk, T = self._physics(spec)
         plc = measure(asset, blk, drift, prof, cfg) if "plc" in modalities else None
         frame = clip = None
         if "thermal" in modalities:
             cam = self._cams.get(base.asset_id) or self._cams.setdefault(base.asset_id, ThermalCamera(base, prof))
-            snap = day_to_day(blk.snapshot(T), base.extra, self.seed, spec.index)
+            extra = base.extra if day_spread is None else \
+                {**base.extra, "thermal_day_rise": day_spread[0], "thermal_day_offset_k": day_spread[1]}
+            snap = day_to_day(blk.snapshot(T), extra, self.seed, spec.index)
             frame = cam.render(snap, drift, make_rng(self.seed, "domain-thermal", spec.index))
         if "audio" in modalities:
             clip = self._clip(spec, base, asset, prof, drift, blk, T, make_rng(self.seed, "domain-audio", spec.index))

@@ -149,7 +149,7 @@ BASELINE_LOAD_SPAN = 0.35
 
 
 def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng: np.random.Generator,
-                           share: float) -> np.ndarray | None:
+                           share: float, day_spread: tuple[float, float] | None = None) -> np.ndarray | None:
     """With probability ``share``, the frame a running thermal baseline would hold for ``spec``'s
     machine: the same machine near the same operating point (the baseline is an average of its
     recent frames: load level within ±``BASELINE_LOAD_SPAN`` of the sample's, another ambient),
@@ -159,7 +159,10 @@ def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng
 
     (Thermal v4 drew the baseline's load anywhere in the range: its body delta then mostly
     measured load, and the model learnt to discount it; a healthy frame of the same machine did
-    not make a cooling failure visible.)"""
+    not make a cooling failure visible.)
+
+    ``day_spread``: the baseline frame's parts differ from the sample's day as
+    :func:`linewatch.simulator.domain.day_to_day` draws it (None: the machine's own setting)."""
     if rng.random() >= share:
         return None
     chronic = spec.fault != "normal" and rng.random() < 0.5
@@ -168,7 +171,7 @@ def running_baseline_frame(renderer: DomainRenderer, spec: DomainSampleSpec, rng
                     ambient_c=spec.ambient_c + float(rng.normal(0, 1.5)), drift="none", drift_level=0.0,
                     physical_fault=spec.physical_fault if chronic else "normal",
                     severity=spec.severity * float(rng.uniform(0.5, 1.0)) if chronic else 0.0)
-    return renderer.render(other, ("thermal",)).frame
+    return renderer.render(other, ("thermal",), day_spread=day_spread).frame
 
 
 def learned_audio_baseline(renderer: DomainRenderer, spec: DomainSampleSpec, points: list[DomainSampleSpec],
@@ -236,14 +239,15 @@ def machine_absent_tags(profile: AssetProfile, asset_type: str, seed: int, domai
 
 
 def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool, AudioExtra | None, float, float, int,
-                              bool, float, tuple[str, ...] | None, float]) -> dict[str, np.ndarray]:
+                              bool, float, tuple[str, ...] | None, float, tuple[float, float] | None]
+                  ) -> dict[str, np.ndarray]:
     """Render + featurise the samples ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
 
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
      audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share, user_box_modes,
-     plc_absent_share) = args
+     plc_absent_share, baseline_day_spread) = args
     fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
@@ -265,7 +269,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
             wide[:, PLC_TAGS.index(tag)] = np.nan
         raw = plc_input(ts, wide, bad)
         rows["plc"].append(plc_vector(raw, profile))
-        baseline = running_baseline_frame(renderer, spec, rng, baseline_share)
+        baseline = running_baseline_frame(renderer, spec, rng, baseline_share, baseline_day_spread)
         if spec.asset_index not in box_profiles:
             box_profiles[spec.asset_index] = user_regions(profile, sample.frame.shape, seed, domain_name,
                                                           spec.asset_index, user_box_share, user_box_modes)
@@ -337,7 +341,8 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
                          audio_extra: AudioExtra | None = None, audio_baseline_share: float = 0.7,
                          audio_chronic_share: float = 0.2, audio_baseline_clips: int = 8,
                          audio_baseline_speed_gate: bool = False, user_box_share: float = 0.0,
-                         user_box_modes: tuple[str, ...] | None = None, plc_absent_share: float = 0.0) -> DomainDataset:
+                         user_box_modes: tuple[str, ...] | None = None, plc_absent_share: float = 0.0,
+                         baseline_day_spread: tuple[float, float] | None = None) -> DomainDataset:
     """Render and featurise ``samples_per_class`` samples per class (see the module docstring).
 
     ``audio_baseline_share``: the clips read against a learned baseline of their machine, of which
@@ -359,6 +364,10 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     (:func:`machine_absent_tags`: a fan without a pressure transmitter ...); 0 (the default): every
     machine reports all seven, as the shipped models were trained.
 
+    ``baseline_day_spread``: the running baselines' frames show their machine on another day
+    (:func:`linewatch.simulator.domain.day_to_day`, ``(rise fraction, offset K)``), the samples'
+    own frames unchanged; None (the default): as the shipped models were trained.
+
     ``audio_extra`` (a module-level function: it travels to the workers), called like
     ``audio_vector`` on every clip with the same speed hint, fills ``DomainDataset.audio_extra``
     (experiments with other audio inputs on exactly the same clips).
@@ -371,7 +380,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
     _, _, specs = _world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
               audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate,
-              user_box_share, user_box_modes, plc_absent_share)
+              user_box_share, user_box_modes, plc_absent_share, baseline_day_spread)
              for c in _chunks(specs, 64)]
     parts: list[dict[str, np.ndarray]] = []
     bar = tqdm(total=len(specs), desc=f"domain {domain}", unit="sample", disable=not progress)

@@ -144,3 +144,22 @@ def test_a_healthy_machine_s_parts_differ_from_one_day_to_the_next_when_the_doma
     assert all(not any(k.startswith("thermal_day_") for k in a.extra) for a in shipped)
     assert [a.extra | {"thermal_day_rise": 0.1, "thermal_day_offset_k": 0.7} for a in shipped] == \
         [a.extra for a in domain_fleet(30, SEED, replace(TRAIN_DOMAIN, thermal_day_spread=(0.1, 0.7)))]
+
+
+def test_running_baselines_can_show_their_machine_on_another_day_leaving_the_samples_as_they_were() -> None:
+    """``build_domain_dataset(baseline_day_spread=...)``: only the baseline frames change (their
+    ``baseline.*`` values), every sample's own frame and the PLC and audio data stay."""
+    from models.data.domain_data import build_domain_dataset
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+
+    plain = build_domain_dataset(3, n_assets=12, seed=5, workers=1)
+    daily = build_domain_dataset(3, n_assets=12, seed=5, workers=1, baseline_day_spread=(0.1, 0.7))
+    for name in ("plc", "audio", "y", "severity"):
+        assert np.array_equal(getattr(plain, name), getattr(daily, name))
+    base = np.array([n.startswith("baseline.") for n in THERMAL_VECTOR_NAMES])
+    np.testing.assert_array_equal(plain.thermal[:, ~base], daily.thermal[:, ~base])
+    with_baseline = plain.thermal[:, THERMAL_VECTOR_NAMES.index("baseline.baseline_available")] == 1
+    assert 0 < with_baseline.sum() < plain.n
+    np.testing.assert_array_equal(plain.thermal[~with_baseline], daily.thermal[~with_baseline])
+    changed = np.abs(plain.thermal[with_baseline][:, base] - daily.thermal[with_baseline][:, base]).max(axis=1)
+    assert np.all(changed > 0.05)
