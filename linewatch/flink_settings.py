@@ -115,6 +115,40 @@ class FlinkSettings(BaseModel):
         "(raise the number to do it again): a baseline learnt while the machine was already faulty hides that "
         "fault. The stats counter audio_baseline_reset counts it.",
     )
+    thermal_reference_frames: int = Field(
+        default=0, ge=0,
+        description="Learning period of the per-asset healthy thermal reference, in accepted frames (at most one per "
+        "thermal_reference_gap_s; 8 is a good value): each asset keeps these frames with the motor current its PLC "
+        "reported around them, once, at commissioning, and the thermal model reads every later frame against those "
+        "learnt near its current load, so a fault that develops over hours is not absorbed into the baseline as into "
+        "the running one (pipeline.features.thermal_commissioning, docs/features.md). Until it is learnt, and for a "
+        "frame at a load it was not learnt at, the frame is read against the running baseline. Off (0) by default: "
+        "the shipped thermal model reads a few kelvin of healthy day-to-day change as a fault on machines unlike the "
+        "simulator's (docs/models.md, 'Thermal: the live line's learned healthy reference').",
+    )
+    thermal_reference_gap_s: float = Field(
+        default=60.0, ge=0.0,
+        description="At least this long between two frames the thermal reference learns from, so that they span the "
+        "machine's operating points (8 frames, 60 s: at least 7 min of running; hours apart average the reference "
+        "over the machine's days).",
+    )
+    thermal_reference_current_tolerance: float = Field(
+        default=0.15, gt=0.0, lt=1.0,
+        description="A frame is read against the learnt frames whose motor current lies within this fraction of its "
+        "own (the asset's newest accepted motor_current_a, at most thermal_reference_current_age_s from the frame).",
+    )
+    thermal_reference_current_age_s: float = Field(
+        default=120.0, gt=0.0,
+        description="How far (event time) the asset's newest motor current may lie from a frame and still say the "
+        "frame's load; older or none: the frame is learnt and read as one of a machine without a PLC feed.",
+    )
+    thermal_reference_relearn: dict[str, int] = Field(
+        default_factory=dict,
+        description="Asset id -> generation: an asset whose thermal reference was learnt under another generation (0 "
+        "by default) forgets it and learns again from its next frames. Do it after a repair, a change to the machine, "
+        "or a camera that was moved (raise the number to do it again). The stats counter thermal_reference_reset "
+        "counts it.",
+    )
     reorder_timeout_ms: int = Field(
         default=30_000, ge=1,
         description="While lines of an asset are held back for a missing seq without progress, look again this "

@@ -16,6 +16,10 @@ state                     content                                   read / writt
 ``audio-baseline``        learned healthy shaft-harmonic levels     read by audio clips, written
                           (JSON, < 1 KB;                            only while the asset learns
                           ``pipeline.features.audio_baseline``)
+``thermal-reference``     learned healthy frames (uint16 and a      read by thermal frames,
+                          JSON header, base64; 8 frames of          written only while the
+                          160x120 ≈ 410 KB;                         asset learns
+                          ``pipeline.features.thermal_commissioning``)
 ========================  =======================================  =========================
 
 Before, one JSON value held everything, so a backlog that arrived out of order (thousands of
@@ -23,8 +27,10 @@ held lines) was decoded and re-encoded on *every* line, and every audio clip re-
 77 KB thermal baseline: the cost of a line grew with the backlog (docs/benchmarks.md,
 "Backlog").
 
-``AssetState`` is plain Python: ``plc``, ``baseline``, ``pressure`` and ``audio_baseline`` load on first use through
-loaders the Flink function supplies, and record that they were touched so only those are saved.
+``AssetState`` is plain Python: ``plc``, ``baseline``, ``pressure``, ``audio_baseline`` and ``thermal_reference``
+load on first use through loaders the Flink function supplies, and record that they were touched so only those
+are saved. ``motor_current`` (the asset's newest accepted motor current, which a thermal frame's reference is
+chosen by) is memory only: after a restore it is unknown until the asset's next PLC file.
 """
 
 from __future__ import annotations
@@ -148,6 +154,7 @@ class AssetState:
     baseline_loader: Callable[[], bytes | None] | None = None
     pressure_loader: Callable[[], str | None] | None = None
     audio_baseline_loader: Callable[[], str | None] | None = None
+    thermal_reference_loader: Callable[[], bytes | None] | None = None
     _plc: Any = None
     _plc_loaded: bool = False
     _baseline: Any = None
@@ -156,13 +163,17 @@ class AssetState:
     _pressure_loaded: bool = False
     _audio_baseline: Any = None
     _audio_baseline_loaded: bool = False
+    _thermal_reference: Any = None
+    _thermal_reference_loaded: bool = False
     plc_touched: bool = False
     baseline_touched: bool = False
     pressure_touched: bool = False
     audio_baseline_touched: bool = False
+    thermal_reference_touched: bool = False
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
     regions_moved: bool = False  # its last thermal frame was read through registered / proposed boxes (memory only)
     region_check: RegionCheck | None = None  # when its thermal region boxes were last checked (memory only)
+    motor_current: tuple[int, float] | None = None  # (event ms, A) of its newest accepted motor current (memory only)
 
     def epochs(self, sequence: str) -> dict[int, EpochOrder]:
         return self.order.setdefault(sequence, {})
@@ -236,6 +247,26 @@ class AssetState:
     def audio_baseline(self, value: Any) -> None:
         self._audio_baseline, self._audio_baseline_loaded, self.audio_baseline_touched = value, True, True
 
+    @property
+    def thermal_reference(self) -> Any:
+        """``pipeline.features.thermal_commissioning.ThermalCommissioning`` of the asset, or None before
+        its first frame. Like ``audio_baseline``, written only when assigned (while it learns)."""
+        if not self._thermal_reference_loaded:
+            raw = self.thermal_reference_loader() if self.thermal_reference_loader is not None else None
+            if raw:
+                from pipeline.features.thermal_commissioning import ThermalCommissioning
+
+                self._thermal_reference = ThermalCommissioning.from_bytes(raw)
+            self._thermal_reference_loaded = True
+        return self._thermal_reference
+
+    @thermal_reference.setter
+    def thermal_reference(self, value: Any) -> None:
+        self._thermal_reference, self._thermal_reference_loaded, self.thermal_reference_touched = value, True, True
+
+    def thermal_reference_bytes(self) -> bytes | None:
+        return self._thermal_reference.to_bytes() if self._thermal_reference is not None else None
+
     def audio_baseline_json(self) -> str | None:
         if self._audio_baseline is None:
             return None
@@ -252,6 +283,7 @@ class AssetState:
 
     def clear_touched(self) -> None:
         self.plc_touched = self.baseline_touched = self.pressure_touched = self.audio_baseline_touched = False
+        self.thermal_reference_touched = False
 
     # ---- held lines
     def hold(self, sequence: str, epoch: int, seq: int, line: str, value: Any = None) -> None:
@@ -314,9 +346,10 @@ class AssetState:
         baseline_loader: Callable[[], bytes | None] | None = None,
         pressure_loader: Callable[[], str | None] | None = None,
         audio_baseline_loader: Callable[[], str | None] | None = None,
+        thermal_reference_loader: Callable[[], bytes | None] | None = None,
     ) -> AssetState:
         state = cls(plc_loader=plc_loader, baseline_loader=baseline_loader, pressure_loader=pressure_loader,
-                    audio_baseline_loader=audio_baseline_loader)
+                    audio_baseline_loader=audio_baseline_loader, thermal_reference_loader=thermal_reference_loader)
         if held_lines is not None:
             state.held_lines = held_lines
         if order_json:
@@ -340,7 +373,9 @@ class AssetState:
         """A fresh state read back from what this one would store (tests: what Flink would restore)."""
         lines = MemoryHeldLines({k: self.held_lines.get(k) or "" for k in self.held_lines.keys()})
         plc, raw, pressure, audio = self.plc_json(), self.baseline_bytes(), self.pressure_json(), self.audio_baseline_json()
-        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw, lambda: pressure, lambda: audio)
+        reference = self.thermal_reference_bytes()
+        return AssetState.load(self.order_json(), lines, lambda: plc, lambda: raw, lambda: pressure, lambda: audio,
+                               lambda: reference)
 
 
 def baseline_to_bytes(baseline: Any) -> bytes:

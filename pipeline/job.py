@@ -104,6 +104,8 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         self.baseline_state = runtime_context.get_state(ValueStateDescriptor("thermal-baseline", Types.STRING()))
         self.pressure_state = runtime_context.get_state(ValueStateDescriptor("plc-pressure-baseline", Types.STRING()))
         self.audio_baseline_state = runtime_context.get_state(ValueStateDescriptor("audio-baseline", Types.STRING()))
+        self.thermal_reference_state = runtime_context.get_state(
+            ValueStateDescriptor("thermal-reference", Types.STRING()))  # base64, as thermal-baseline
         self._cache: dict[str, AssetState] = {}
         self._timer_at: dict[str, int] = {}  # the earliest pending reorder timer per asset
         print(f"PHASE operator_ready {time.time():.3f}", flush=True)
@@ -112,12 +114,16 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
         value = self.baseline_state.value()
         return base64.b64decode(value) if value else None
 
+    def _thermal_reference_raw(self) -> bytes | None:
+        value = self.thermal_reference_state.value()
+        return base64.b64decode(value) if value else None
+
     def _load(self, key: str) -> AssetState:
         state = self._cache.get(key)
         if state is None:
             state = self._asset_state.load(self.order_state.value(), FlinkHeldLines(self.held_state),
                                     self.plc_state.value, self._baseline_raw, self.pressure_state.value,
-                                    self.audio_baseline_state.value)
+                                    self.audio_baseline_state.value, self._thermal_reference_raw)
             self._cache[key] = state
         return state
 
@@ -132,6 +138,9 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
             self.pressure_state.update(state.pressure_json())
         if state.audio_baseline_touched:
             self.audio_baseline_state.update(state.audio_baseline_json())
+        if state.thermal_reference_touched:
+            raw = state.thermal_reference_bytes()
+            self.thermal_reference_state.update(base64.b64encode(raw).decode("ascii") if raw is not None else None)
         state.clear_touched()
 
     def process_element(self, value: str, ctx: Any):  # type: ignore[no-untyped-def]

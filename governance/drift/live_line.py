@@ -4,7 +4,9 @@ For the drift measurements of a live line (``bench/bench_drift_demo.py``) and th
 test: the plant simulator's real-time scenario (``Factory._setup``, the same blocks, faults and drift
 as ``linewatch demo``'s simulator) advanced second by second, each asset's PLC samples through the
 pipeline's own window buffer and PLC feature code, its thermal frames through the pipeline's thermal
-feature code with the running baseline the thermal handler keeps, its audio clips through the audio
+feature code with the running baseline the thermal handler keeps (not the learned healthy reference the
+handler reads frames against once an asset has learnt one from 8 frames 60 s apart, so not within the
+360 s drift runs; ``bench/bench_thermal_live_reference.py`` reads both), its audio clips through the audio
 feature code (as ``pipeline.handlers.*`` call them). ``prepare(factory)`` runs after the scenario
 exists and before the first sample: it adds the demo's drift or fault (what ``linewatch demo`` does to
 its running simulator). Nothing here is a model of the features: they are the pipeline's.

@@ -13,6 +13,7 @@ the profile). Each window is featurised with what was learned *before* it.
 
 from __future__ import annotations
 
+import math
 import time
 
 from linewatch.contract import DeadLetterReason, Modality
@@ -25,6 +26,8 @@ from pipeline.features.plc_window import PlcWindowBuffer
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import InvalidRecord
+
+MOTOR_CURRENT_TAG = "motor_current_a"  #: the tag whose newest value says a thermal frame's load (handlers.thermal)
 
 
 def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
@@ -85,6 +88,9 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                 asset_id=blob.asset_id, event_time_ms=sample.timestamp_ms))
             continue
         newest = sample.timestamp_ms if newest is None else max(newest, sample.timestamp_ms)
+        if (sample.tag == MOTOR_CURRENT_TAG and sample.quality != "Bad" and math.isfinite(sample.value)
+                and (state.motor_current is None or sample.timestamp_ms >= state.motor_current[0])):
+            state.motor_current = (sample.timestamp_ms, sample.value)  # what a thermal frame's load is read by
     ctx.dead.per_line(out, "pipeline.plc", errors, blob.asset_id, blob.ref)
     if foreign:
         ctx.dead.add(out, "pipeline.plc", DeadLetterReason.SCHEMA_ERROR,

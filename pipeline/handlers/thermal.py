@@ -1,4 +1,9 @@
-"""Thermal frames: TIFF → checks → baseline-relative statistics and the normalized frame."""
+"""Thermal frames: TIFF → checks → baseline-relative statistics and the normalized frame.
+
+A frame is read against the asset's learned healthy reference near its current load once one is
+learnt (:mod:`pipeline.features.thermal_commissioning`: frozen, so a slowly developing fault is not
+absorbed), else against the running baseline (recent change). The features message says which:
+``stats["baseline_reference"]`` 1.0 (learned reference) or 0.0 (running baseline or none)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_thermal_tiff
 from pipeline.features.messages import thermal_features_message
 from pipeline.features.region_check import RegionCheck
+from pipeline.features.thermal_commissioning import ThermalCommissioning, ThermalReferenceRules
 from pipeline.features.thermal_features import ThermalBaseline
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -30,11 +36,22 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     if state.baseline is None:
         state.baseline = ThermalBaseline()
     regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
+    boxes = ({k: (round(b[0]), round(b[1]), round(b[2]), round(b[3])) for k, b in regions.items()}
+             if regions else None)
+    current = motor_current(ctx, state, entry.event_time_ms)
+    learner = thermal_reference(ctx, state, blob.asset_id, out)
+    reference = learner.reference(current, frame, boxes) if learner is not None else None
     warnings: list[str] = []
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
-                                   state.baseline.baseline_ck, regions, source=blob.ref,
-                                   ingest_time_ms=int(time.time() * 1000), asset=blob.info, warnings=warnings,
-                                   check=region_check(ctx, state))
+                                   reference if reference is not None else state.baseline.baseline_ck, regions,
+                                   source=blob.ref, ingest_time_ms=int(time.time() * 1000), asset=blob.info,
+                                   warnings=warnings, check=region_check(ctx, state))
+    msg.stats["baseline_reference"] = 1.0 if reference is not None else 0.0
+    out.count("thermal_reference_read" if reference is not None else "thermal_running_baseline_read")
+    if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner
+        if learner.observe(frame, entry.event_time_ms, current, boxes):
+            out.count("thermal_reference_learned")
+        state.thermal_reference = learner
     moved = bool(warnings)  # the boxes were registered onto the frame or proposed
     if moved != state.regions_moved:  # logged when it changes (a camera moved, or was put back), not per frame
         if moved:
@@ -45,6 +62,41 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")
+
+
+def motor_current(ctx: HandlerContext, state: AssetState, event_ms: int) -> float | None:
+    """The asset's newest accepted motor current (A) when it lies within
+    ``flink.thermal_reference_current_age_s`` of ``event_ms``, else None."""
+    if state.motor_current is None:
+        return None
+    at_ms, amps = state.motor_current
+    return amps if abs(event_ms - at_ms) <= ctx.spec.flink.thermal_reference_current_age_s * 1000 else None
+
+
+def thermal_reference(ctx: HandlerContext, state: AssetState, asset_id: str,
+                      out: StepOutput) -> ThermalCommissioning | None:
+    """The asset's thermal-reference learner (None when learning is off); reset once when the
+    operator's ``thermal_reference_relearn`` generation of the asset changed. A learner that changed
+    here is assigned back to the state (saved); a learned one that did not is only read."""
+    flink = ctx.spec.flink
+    if flink.thermal_reference_frames <= 0:
+        return None
+    generation = flink.thermal_reference_relearn.get(asset_id, 0)
+    rules = ThermalReferenceRules(frames=flink.thermal_reference_frames,
+                                  min_gap_ms=round(flink.thermal_reference_gap_s * 1000),
+                                  current_tolerance=flink.thermal_reference_current_tolerance)
+    learner: ThermalCommissioning | None = state.thermal_reference
+    if learner is None:
+        learner = state.thermal_reference = ThermalCommissioning(rules, generation=generation)
+    elif learner.rules != rules:  # the setting changed since the state was written
+        learner.rules = rules
+        state.thermal_reference = learner
+    if learner.generation != generation:
+        learner.reset()
+        learner.generation = generation
+        state.thermal_reference = learner
+        out.count("thermal_reference_reset")
+    return learner
 
 
 def region_check(ctx: HandlerContext, state: AssetState) -> RegionCheck:

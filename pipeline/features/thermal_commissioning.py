@@ -1,0 +1,160 @@
+"""A machine's healthy frames, learned from its own first frames and then frozen: what a slowly
+developing thermal fault is read against in the live line.
+
+The job's running baseline (:class:`~pipeline.features.thermal_features.ThermalBaseline`, an
+EWMA with a memory of about 50 frames: 25 s at 2 frames/s) measures *recent* change: a fault that
+grows over minutes or days is absorbed into it at that pace, so the thermal model reads such a
+frame much as it reads one frame alone. One frame cannot tell a cooling failure from a machine
+that runs hot anyway; against a healthy frame of the same machine near the same load it can
+(``bench/bench_thermal_limits.py``: cooling failure past moderate 0.71 → 1.00 for the shipped
+model, healthy false alarms 0.17 → 0.83 %; a healthy frame at *another* load raised them to
+4.2 %). :class:`ThermalCommissioning` learns such frames per asset, the way the job learns a
+machine's healthy sound (:mod:`pipeline.features.audio_baseline`): ``frames`` accepted frames,
+at most one per ``min_gap_ms`` (so that they span the machine's operating points), each with the
+motor current the asset's PLC reported around it. Once learned it is **frozen**: a fault that
+develops later is read against it, not absorbed into it. It must be learnt while the machine is
+healthy (at commissioning, or after a repair: the job relearns an asset whose entry in
+``flink.thermal_reference_relearn`` differs from the generation it learnt under).
+
+**A reference holds at the loads it was learnt at.** A frame is read against the mean of the
+learned frames whose motor current lies within ``current_tolerance`` (relative) of the frame's
+own; where none does (a load the machine did not run at while learning, or no recent current), the
+job reads the frame against its running baseline as before. Frames learnt without a current (an
+asset without a PLC feed) hold for frames read without one. The reference is brought to the
+frame's ambient (each frame's own estimate, the median outside its regions), so a warmer hall is
+not read as a hotter machine.
+
+>>> rules = ThermalReferenceRules(frames=3, min_gap_ms=1_000, current_tolerance=0.15)
+>>> learner = ThermalCommissioning(rules)
+>>> frame = np.full((4, 4), 30_000, np.uint16)
+>>> [learner.observe(frame + 100 * k, event_ms=1_000 * k, current_a=10.0 + k) for k in range(3)]
+[False, False, True]
+>>> float(learner.reference(current_a=11.0)[0, 0])     # the three frames within 15 % of 11 A
+30100.0
+>>> float(learner.reference(current_a=9.0)[0, 0])      # 10 A only (11 A is 22 % off)
+30000.0
+>>> learner.reference(current_a=20.0) is None, learner.reference(current_a=None) is None
+(True, True)
+>>> float(ThermalCommissioning.from_bytes(learner.to_bytes()).reference(current_a=11.0)[0, 0])
+30100.0
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.features.thermal_regions import ambient_estimate
+
+_MAGIC = b"LWTR1\n"
+
+
+@dataclass(frozen=True)
+class ThermalReferenceRules:
+    """How a thermal reference is learnt: ``frames`` frames, at least ``min_gap_ms`` apart; read at
+    motor currents within ``current_tolerance`` (relative) of a learned frame's."""
+
+    frames: int = 8
+    min_gap_ms: int = 60_000
+    current_tolerance: float = 0.15
+
+    def __post_init__(self) -> None:
+        if self.frames < 1:
+            raise ValueError("a thermal reference needs at least one frame (frames >= 1)")
+        if self.min_gap_ms < 0 or not 0.0 < self.current_tolerance < 1.0:
+            raise ValueError("min_gap_ms must be >= 0 and current_tolerance in (0, 1)")
+
+
+def _near(a: float | None, b: float | None, tolerance: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-6)
+
+
+class ThermalCommissioning:
+    """One asset's learned healthy frames (``uint16`` centikelvin), their motor currents (A, or None)
+    and ambients (centikelvin); frozen once ``rules.frames`` were learnt."""
+
+    def __init__(self, rules: ThermalReferenceRules | None = None, generation: int = 0) -> None:
+        self.rules = rules or ThermalReferenceRules()
+        self.generation = generation
+        self.frames: list[np.ndarray] = []
+        self.currents: list[float | None] = []
+        self.ambients: list[float] = []
+        self.last_ms: int | None = None
+
+    @property
+    def learned(self) -> bool:
+        return len(self.frames) >= self.rules.frames
+
+    def reset(self) -> None:
+        """Forget what was learnt (after a repair, or a change to the machine or its camera)."""
+        self.frames, self.currents, self.ambients, self.last_ms = [], [], [], None
+
+    def observe(self, frame_ck: np.ndarray, event_ms: int, current_a: float | None,
+                boxes: Mapping[str, tuple[int, int, int, int]] | None = None) -> bool:
+        """Learn from an accepted frame (``boxes``: the regions its ambient is read around); True
+        when this frame completed the reference. Frames closer than ``min_gap_ms`` to the last one
+        learnt, frames of another size than the first and frames after the reference is complete
+        are not learnt."""
+        if self.learned:
+            return False
+        if self.last_ms is not None and abs(event_ms - self.last_ms) < self.rules.min_gap_ms:
+            return False
+        frame = np.asarray(frame_ck)
+        if self.frames and frame.shape != self.frames[0].shape:
+            return False
+        self.frames.append(np.clip(np.rint(frame), 0, 65_535).astype(np.uint16))
+        self.currents.append(None if current_a is None or not np.isfinite(current_a) else float(current_a))
+        self.ambients.append(ambient_estimate(frame.astype(np.float32), boxes or {}))
+        self.last_ms = event_ms
+        return self.learned
+
+    def reference(self, current_a: float | None, frame_ck: np.ndarray | None = None,
+                  boxes: Mapping[str, tuple[int, int, int, int]] | None = None) -> np.ndarray | None:
+        """The healthy frame (``float32`` centikelvin) a frame at ``current_a`` is read against: the
+        mean of the learned frames near that current, brought to ``frame_ck``'s ambient when given;
+        None before the reference is learnt, where no learned frame is near, or for a frame of
+        another size."""
+        if not self.learned:
+            return None
+        near = [i for i, c in enumerate(self.currents) if _near(c, current_a, self.rules.current_tolerance)]
+        if not near:
+            return None
+        if frame_ck is not None and np.shape(frame_ck) != self.frames[0].shape:
+            return None
+        ref = np.mean(np.stack([self.frames[i] for i in near]).astype(np.float32), axis=0)
+        if frame_ck is not None:
+            ambient = ambient_estimate(np.asarray(frame_ck, np.float32), boxes or {})
+            ref += np.float32(ambient - float(np.mean([self.ambients[i] for i in near])))
+        return ref
+
+    def to_bytes(self) -> bytes:
+        """Snapshot for Flink state: a JSON header line (rules, generation, currents, ambients,
+        shape), then the frames as little-endian ``uint16`` (C order). No pickle."""
+        shape = list(self.frames[0].shape) if self.frames else []
+        header = {"frames": self.rules.frames, "min_gap_ms": self.rules.min_gap_ms,
+                  "current_tolerance": self.rules.current_tolerance, "generation": self.generation,
+                  "currents": self.currents, "ambients": self.ambients, "last_ms": self.last_ms, "shape": shape}
+        body = b"".join(np.ascontiguousarray(f, dtype="<u2").tobytes() for f in self.frames)
+        return _MAGIC + json.dumps(header, separators=(",", ":")).encode() + b"\n" + body
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> ThermalCommissioning:
+        """Inverse of :meth:`to_bytes`."""
+        if not raw.startswith(_MAGIC):
+            raise ValueError("not a thermal reference snapshot")
+        line_end = raw.index(b"\n", len(_MAGIC))
+        header = json.loads(raw[len(_MAGIC):line_end])
+        rules = ThermalReferenceRules(frames=header["frames"], min_gap_ms=header["min_gap_ms"],
+                                      current_tolerance=header["current_tolerance"])
+        out = cls(rules, generation=header["generation"])
+        out.currents, out.ambients, out.last_ms = list(header["currents"]), list(header["ambients"]), header["last_ms"]
+        if header["shape"]:
+            h, w = header["shape"]
+            flat = np.frombuffer(raw[line_end + 1:], dtype="<u2").reshape(-1, h, w)
+            out.frames = [f.astype(np.uint16) for f in flat]
+        return out
