@@ -140,7 +140,9 @@ def detector_recalls(data: dict[str, np.ndarray], seed: int) -> dict:
 
 
 def shipped_model(data: dict[str, np.ndarray], registry_dir: Path) -> dict:
-    """The registered thermal INT8 student as served, on the one-frame and near-baseline readings."""
+    """The registered thermal INT8 student as served, on the one-frame and baseline readings (the
+    latter also with the dead band ``inspect --healthy-thermal`` and the job's learned reference
+    read a reference with: :func:`pipeline.features.thermal_reference.dead_band`)."""
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion import FusionWeights
     from models.fusion.fit import restrict_arrays
@@ -155,9 +157,15 @@ def shipped_model(data: dict[str, np.ndarray], registry_dir: Path) -> dict:
     possible = possible_mask(data["asset_type"], classes)
     out: dict = {"model": f"thermal {model.version}"}
     healthy = data["fault"] == "normal"
-    for name, key in (("one frame", "none"), ("+ baseline near its load", "near"),
-                      ("+ baseline at the same load", "same"), ("+ baseline at any load", "any")):
-        p = apply_mask(softmax(ort_logits(session, data[key].astype(np.float32))), possible)
+    from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K, dead_band
+
+    for name, key, band in (("one frame", "none", 0.0), ("+ baseline near its load", "near", 0.0),
+                            ("+ baseline at the same load", "same", 0.0), ("+ baseline at any load", "any", 0.0),
+                            *((f"{n}, {REFERENCE_DEAD_BAND_K:g} K dead band", k, REFERENCE_DEAD_BAND_K)
+                              for n, k in (("+ baseline near its load", "near"), ("+ baseline at the same load", "same"),
+                                           ("+ baseline at any load", "any")))):
+        x = dead_band(data[key], band) if band > 0 else data[key]
+        p = apply_mask(softmax(ort_logits(session, x.astype(np.float32))), possible)
         p = restrict_arrays({"thermal": p}, weights.visible, classes)["thermal"]
         top = np.array(classes)[np.argmax(p, axis=1)]
         row = {"healthy_fpr": round(float(np.mean(top[healthy] != "normal")), 4)}

@@ -11,8 +11,9 @@ Every machine's frames go through the pipeline's thermal feature code three ways
   EWMA every frame updates; what the job did alone before 2026-12-03);
 * **learned reference**: against :class:`~pipeline.features.thermal_commissioning.ThermalCommissioning`
   learnt by the job's rules (8 frames, 60 s apart, each with the newest motor current of the
-  machine's PLC samples; read near the frame's current, brought to its ambient), and the running
-  baseline for a frame where no learned frame is near its load (as the job does);
+  machine's PLC samples; read near the frame's current, brought to its ambient, changes within
+  the 3 K dead band read as none), and the running baseline for a frame where no learned frame is
+  near its load (as the job does);
 * **one frame**: without a baseline.
 
 Each scored frame (one per ``--every`` seconds after ``--score-from``) is classified by the shipped
@@ -50,6 +51,7 @@ def render(fault: str, n_assets: int, seconds: int, onset_s: float, ramp_s: floa
     from pipeline.features.messages import thermal_features_message
     from pipeline.features.thermal_commissioning import ThermalCommissioning, ThermalReferenceRules
     from pipeline.features.thermal_features import ThermalBaseline
+    from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
 
     config = SimulatorConfig(seed=seed, thermal_fps=1.0, fault_fraction=0.0, drift_fraction=0.0, stops_per_hour=0.0,
                              realtime_episode_s=1e6)
@@ -82,10 +84,12 @@ def render(fault: str, n_assets: int, seconds: int, onset_s: float, ramp_s: floa
                 ref = learned[aid].reference(current.get(aid), frame, boxes)
                 if t_frame >= score_from_s and int(t_frame) % every_s == 0:
                     base = running[aid].baseline_ck
-                    for name, baseline in (("running baseline", base),
-                                           ("learned reference", ref if ref is not None else base),
-                                           ("one frame", None)):
-                        rows[name].append(thermal_features_message(aid, kind, 0, frame, baseline, asset=info[aid]).vector)
+                    for name, baseline, band in (("running baseline", base, 0.0),
+                                                 ("learned reference", ref if ref is not None else base,
+                                                  REFERENCE_DEAD_BAND_K if ref is not None else 0.0),
+                                                 ("one frame", None, 0.0)):
+                        rows[name].append(thermal_features_message(aid, kind, 0, frame, baseline, asset=info[aid],
+                                                                   baseline_band_k=band).vector)
                     ep = episodes.get(aid)
                     rows["asset_id"].append(aid)
                     rows["asset_type"].append(kind)

@@ -31,7 +31,7 @@ from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import thermal_features
 from pipeline.features.thermal_fit import RegionFit
-from pipeline.features.thermal_reference import ThermalReference, vector_against_references
+from pipeline.features.thermal_reference import ThermalReference, dead_band, vector_against_references
 from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector_fit
 
 KELVIN = 273.15
@@ -61,8 +61,8 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
                              baseline_ck: np.ndarray | None = None,
                              regions: Mapping[str, tuple[int, int, int, int]] | None = None,
                              source: str = "", ingest_time_ms: int = 0, asset: object = None,
-                             warnings: list[str] | None = None, check: RegionCheck | None = None
-                             ) -> ThermalFeatures:
+                             warnings: list[str] | None = None, check: RegionCheck | None = None,
+                             baseline_band_k: float = 0.0) -> ThermalFeatures:
     """``ThermalFeatures`` of one frame: statistics, the normalized float16 frame and ``vector``.
 
     ``frame_ck`` is a frame in centikelvin (the pipeline's unit); frames in other units go through
@@ -70,6 +70,9 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
     Region boxes that were registered onto the frame or proposed add a line to ``warnings`` (the
     job logs it when an asset's fit changes, ``pipeline.handlers.thermal``). ``check``: the asset's
     :class:`~pipeline.features.region_check.RegionCheck` (the job's; None checks every frame).
+    ``baseline_band_k``: changes since the baseline within this many kelvin read as none
+    (:func:`~pipeline.features.thermal_reference.dead_band`; the job's learned healthy reference, a
+    frame of another day, is read so; the running baseline, recent frames, is not).
     """
     profile = _profile(asset, regions)
     boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
@@ -79,6 +82,8 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
                                      fit=False if skip else None)
     if check is not None and not skip:
         check.record(fit.status, frame_ck.shape)
+    if baseline_ck is not None and baseline_band_k > 0:
+        vector = dead_band(vector, baseline_band_k)
     stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
     _fit_stats(stats, fit)
     if warnings is not None and fit.changed and fit.describe():

@@ -24,14 +24,14 @@ same machine at the same load, the hall ±5 °C apart, were called cooling failu
 >>> hot = frame.copy(); hot[20:40, 20:50] += 6.0              # the same body 6 K hotter
 >>> v = vector_against_references(hot, asset, [ref])[0]
 >>> i = THERMAL_VECTOR_NAMES.index
->>> float(v[i("baseline.baseline_available")]), round(float(v[i("baseline.delta_body_mean")]), 1)
-(1.0, 6.0)
+>>> float(v[i("baseline.baseline_available")]), round(float(v[i("baseline.delta_body_mean")]), 1)   # 6 K less the dead band
+(1.0, 3.0)
 >>> warm_day = reference_frame(frame + 5.0, asset)            # the same healthy machine, hall 5 K warmer
->>> round(float(vector_against_references(hot, asset, [warm_day])[0][i("baseline.delta_body_mean")]), 1)
+>>> round(float(vector_against_references(hot, asset, [warm_day], band_k=0.0)[0][i("baseline.delta_body_mean")]), 1)
 6.0
 >>> moved = np.full((120, 160), 22.0, np.float32); moved[50:90, 30:90] = 32.0   # another camera: 2x, shifted
 >>> far = reference_frame(moved, {**asset, "regions": {"motor_body": [30, 50, 90, 90]}, "frame": {"unit": "celsius"}})
->>> round(float(vector_against_references(hot, asset, [far])[0][i("baseline.delta_body_mean")]), 1)
+>>> round(float(vector_against_references(hot, asset, [far], band_k=0.0)[0][i("baseline.delta_body_mean")]), 1)
 6.0
 """
 
@@ -53,6 +53,30 @@ from pipeline.features.thermal_regions import (
 
 _CELSIUS = {"unit": "celsius"}
 _BASELINE_COLUMNS = [i for i, n in enumerate(THERMAL_VECTOR_NAMES) if n.startswith("baseline.")]
+_DELTA_COLUMNS = [i for i, n in enumerate(THERMAL_VECTOR_NAMES) if n.startswith("baseline.delta_")]
+
+#: A part's change since a healthy reference of another time smaller than this (K) is read as no
+#: change: a healthy machine differs from day to day by a few kelvin at the same load and hall
+#: temperature (measured on another generator's fleet: -3.4 ... +2.4 K on the motor body, 10th-90th
+#: percentile), and comparative thermography calls a difference of 1-3 K under similar load only a
+#: possible deficiency. docs/models.md ("Thermal: the live line's learned healthy reference").
+REFERENCE_DEAD_BAND_K = 3.0
+
+
+def dead_band(vector: np.ndarray, band_k: float = REFERENCE_DEAD_BAND_K) -> np.ndarray:
+    """``vector`` (one thermal vector or rows of them) with every ``baseline.delta_*`` value moved
+    ``band_k`` towards 0 (and those within ``band_k`` of it set to 0); the others unchanged.
+
+    >>> v = np.zeros(len(THERMAL_VECTOR_NAMES), np.float32)
+    >>> body, de = THERMAL_VECTOR_NAMES.index("baseline.delta_body_mean"), THERMAL_VECTOR_NAMES.index("baseline.delta_de_max")
+    >>> v[body], v[de] = 2.5, -10.0
+    >>> out = dead_band(v, 3.0); float(out[body]), float(out[de])
+    (0.0, -7.0)
+    """
+    out = np.array(vector, copy=True)
+    delta = out[..., _DELTA_COLUMNS]
+    out[..., _DELTA_COLUMNS] = np.sign(delta) * np.maximum(np.abs(delta) - band_k, 0.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -78,11 +102,12 @@ def reference_frame(frame: np.ndarray, asset: object = None,
                             ambient_c=ambient_estimate(frame_c, fit.boxes))
 
 
-def vector_against_references(frame_c: np.ndarray, asset: object, references: Sequence[ThermalReference]
-                              ) -> tuple[np.ndarray, RegionFit]:
+def vector_against_references(frame_c: np.ndarray, asset: object, references: Sequence[ThermalReference],
+                              band_k: float = REFERENCE_DEAD_BAND_K) -> tuple[np.ndarray, RegionFit]:
     """The thermal vector of a frame in °C read against healthy references: the baseline values
-    averaged over the references (each read in its own boxes, brought to the frame's ambient), the
-    others the frame's own. Without references, the frame's vector without a baseline."""
+    averaged over the references (each read in its own boxes, brought to the frame's ambient; the
+    changes within ``band_k`` read as none: :func:`dead_band`), the others the frame's own. Without
+    references, the frame's vector without a baseline."""
     vector, fit = thermal_vector_fit(frame_c, asset, None, frame_meta=_CELSIUS)
     if not references:
         return vector, fit
@@ -92,4 +117,4 @@ def vector_against_references(frame_c: np.ndarray, asset: object, references: Se
                for ref in references]
     out = vector.copy()
     out[_BASELINE_COLUMNS] = np.mean(np.stack(against)[:, _BASELINE_COLUMNS], axis=0)
-    return out, fit
+    return dead_band(out, band_k), fit

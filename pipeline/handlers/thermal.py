@@ -2,7 +2,9 @@
 
 A frame is read against the asset's learned healthy reference near its current load once one is
 learnt (:mod:`pipeline.features.thermal_commissioning`: frozen, so a slowly developing fault is not
-absorbed), else against the running baseline (recent change). The features message says which:
+absorbed; changes within :data:`~pipeline.features.thermal_reference.REFERENCE_DEAD_BAND_K` of it
+read as none, as a healthy machine differs from day to day), else against the running baseline
+(recent change). The features message says which:
 ``stats["baseline_reference"]`` 1.0 (learned reference) or 0.0 (running baseline or none)."""
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pipeline.features.messages import thermal_features_message
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_commissioning import ThermalCommissioning, ThermalReferenceRules
 from pipeline.features.thermal_features import ThermalBaseline
+from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
 from pipeline.validation import check_frame
@@ -45,7 +48,8 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
                                    reference if reference is not None else state.baseline.baseline_ck, regions,
                                    source=blob.ref, ingest_time_ms=int(time.time() * 1000), asset=blob.info,
-                                   warnings=warnings, check=region_check(ctx, state))
+                                   warnings=warnings, check=region_check(ctx, state),
+                                   baseline_band_k=REFERENCE_DEAD_BAND_K if reference is not None else 0.0)
     msg.stats["baseline_reference"] = 1.0 if reference is not None else 0.0
     out.count("thermal_reference_read" if reference is not None else "thermal_running_baseline_read")
     if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner
