@@ -116,15 +116,15 @@ class FlinkSettings(BaseModel):
         "fault. The stats counter audio_baseline_reset counts it.",
     )
     thermal_reference_frames: int = Field(
-        default=0, ge=0,
+        default=8, ge=0,
         description="Learning period of the per-asset healthy thermal reference, in accepted frames (at most one per "
-        "thermal_reference_gap_s; 8 is a good value): each asset keeps these frames with the motor current its PLC "
+        "thermal_reference_gap_s): each asset keeps these frames with the motor current its PLC "
         "reported around them, once, at commissioning, and the thermal model reads every later frame against those "
         "learnt near its current load, so a fault that develops over hours is not absorbed into the baseline as into "
-        "the running one (pipeline.features.thermal_commissioning, docs/features.md). Until it is learnt, and for a "
-        "frame at a load it was not learnt at, the frame is read against the running baseline. Off (0) by default: "
-        "the shipped thermal model reads a few kelvin of healthy day-to-day change as a fault on machines unlike the "
-        "simulator's (docs/models.md, 'Thermal: the live line's learned healthy reference').",
+        "the running one (pipeline.features.thermal_commissioning, docs/features.md); changes within 3 K of it read "
+        "as none (a healthy machine differs by a few kelvin from day to day). Until it is learnt, and for a frame at a "
+        "load it was not learnt at, the frame is read against the running baseline. Learn it while the machine is "
+        "healthy (thermal_reference_relearn after a repair). 0 turns learning off.",
     )
     thermal_reference_gap_s: float = Field(
         default=60.0, ge=0.0,

@@ -52,10 +52,12 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                                    baseline_band_k=REFERENCE_DEAD_BAND_K if reference is not None else 0.0)
     msg.stats["baseline_reference"] = 1.0 if reference is not None else 0.0
     out.count("thermal_reference_read" if reference is not None else "thermal_running_baseline_read")
-    if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner
+    if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner (saved)
+        taken = len(learner.frames)
         if learner.observe(frame, entry.event_time_ms, current, boxes):
             out.count("thermal_reference_learned")
-        state.thermal_reference = learner
+        if len(learner.frames) != taken:
+            state.thermal_reference = learner
     moved = bool(warnings)  # the boxes were registered onto the frame or proposed
     if moved != state.regions_moved:  # logged when it changes (a camera moved, or was put back), not per frame
         if moved:
