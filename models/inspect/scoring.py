@@ -226,6 +226,14 @@ class Inspector:
         result.windows = len(inputs)
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
 
+    def healthy_asset(self, path: Path, asset_id: str | None, what: str) -> str:
+        """The machine a healthy ``what`` (recording, frame) belongs to: ``asset_id`` or its file name's."""
+        aid = asset_id or self.asset_of(path)
+        if not aid:
+            raise InspectInputError(f"{path}: no machine id for a healthy {what} (use --asset or "
+                                    "<ASSET>-<stamp> file names)")
+        return aid
+
     def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, HealthyLevels]:
         """Per machine, the healthy shaft-harmonic levels of recordings made when it was healthy
         (``--healthy-audio``): the median over every 1 s segment of its files, as the job learns
@@ -237,10 +245,7 @@ class Inspector:
         levels: dict[str, list[np.ndarray]] = defaultdict(list)
         speeds: dict[str, list[float]] = defaultdict(list)
         for path in healthy:
-            aid = asset_id or self.asset_of(Path(path))
-            if not aid:
-                raise InspectInputError(f"{path}: no machine id for a healthy recording (use --asset or "
-                                        "<ASSET>-<stamp> file names)")
+            aid = self.healthy_asset(Path(path), asset_id, "recording")
             x, rate = read_wav(Path(path))
             vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
             levels[aid] += [clip_levels(v) for v in vectors]
@@ -257,10 +262,7 @@ class Inspector:
 
         refs: dict[str, list[ThermalReference]] = defaultdict(list)
         for path in healthy:
-            aid = asset_id or self.asset_of(Path(path))
-            if not aid:
-                raise InspectInputError(f"{path}: no machine id for a healthy frame (use --asset or "
-                                        "<ASSET>-<stamp> file names)")
+            aid = self.healthy_asset(Path(path), asset_id, "frame")
             refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
         return dict(refs)
 

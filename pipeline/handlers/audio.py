@@ -18,6 +18,7 @@ from pipeline.features.audio_baseline import AudioBaseline, AudioBaselineRules
 from pipeline.features.audio_physics import clip_levels, clip_speed
 from pipeline.features.messages import audio_features_message
 from pipeline.handlers.base import Blob, HandlerContext
+from pipeline.handlers.learner_settings import follow_settings
 from pipeline.step import StepOutput
 from pipeline.validation import check_clip
 
@@ -34,14 +35,8 @@ def audio_baseline(ctx: HandlerContext, state: AssetState, asset_id: str, out: S
     learner: AudioBaseline | None = state.audio_baseline
     if learner is None:
         learner = state.audio_baseline = AudioBaseline(rules, generation=generation)
-    elif learner.rules != rules:  # the setting changed since the state was written
-        learner.rules = rules
+    elif follow_settings(learner, rules, generation, out, "audio_baseline_reset"):
         state.audio_baseline = learner
-    if learner.generation != generation:
-        learner.reset()
-        learner.generation = generation
-        state.audio_baseline = learner
-        out.count("audio_baseline_reset")
     return learner
 
 

@@ -21,6 +21,7 @@ from pipeline.features.thermal_commissioning import ThermalCommissioning, Therma
 from pipeline.features.thermal_features import ThermalBaseline
 from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
 from pipeline.handlers.base import Blob, HandlerContext
+from pipeline.handlers.learner_settings import follow_settings
 from pipeline.step import StepOutput
 from pipeline.validation import check_frame
 
@@ -94,14 +95,8 @@ def thermal_reference(ctx: HandlerContext, state: AssetState, asset_id: str,
     learner: ThermalCommissioning | None = state.thermal_reference
     if learner is None:
         learner = state.thermal_reference = ThermalCommissioning(rules, generation=generation)
-    elif learner.rules != rules:  # the setting changed since the state was written
-        learner.rules = rules
+    elif follow_settings(learner, rules, generation, out, "thermal_reference_reset"):
         state.thermal_reference = learner
-    if learner.generation != generation:
-        learner.reset()
-        learner.generation = generation
-        state.thermal_reference = learner
-        out.count("thermal_reference_reset")
     return learner
 
 
