@@ -22,7 +22,10 @@ own; where none does (a load the machine did not run at while learning, or no re
 job reads the frame against its running baseline as before. Frames learnt without a current (an
 asset without a PLC feed) hold for frames read without one. The reference is brought to the
 frame's ambient (each frame's own estimate, the median outside its regions), so a warmer hall is
-not read as a hotter machine.
+not read as a hotter machine, and the job reads it with the dead band of
+:func:`pipeline.features.thermal_reference.dead_band` (changes within 3 K are none: a healthy machine
+differs by a few kelvin from day to day; measured in docs/models.md, "Thermal: the live line's
+learned healthy reference").
 
 >>> rules = ThermalReferenceRules(frames=3, min_gap_ms=1_000, current_tolerance=0.15)
 >>> learner = ThermalCommissioning(rules)
