@@ -17,7 +17,7 @@ state                     content                                   read / writt
                           (JSON, < 1 KB;                            only while the asset learns
                           ``pipeline.features.audio_baseline``)
 ``thermal-reference``     learned healthy frames (uint16 and a      read by thermal frames,
-                          JSON header, base64; 8 frames of          written only while the
+                          binary header, base64; 8 frames of        written only while the
                           160x120 ≈ 410 KB;                         asset learns
                           ``pipeline.features.thermal_commissioning``)
 ========================  =======================================  =========================

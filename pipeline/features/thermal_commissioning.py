@@ -44,7 +44,6 @@ learned healthy reference").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -52,7 +51,7 @@ import numpy as np
 
 from pipeline.features.thermal_regions import ambient_estimate
 
-_MAGIC = b"LWTR1\n"
+_MAGIC = b"LWTR1\n"  # thermal reference snapshot, format 1
 
 
 @dataclass(frozen=True)
@@ -136,28 +135,35 @@ class ThermalCommissioning:
         return ref
 
     def to_bytes(self) -> bytes:
-        """Snapshot for Flink state: a JSON header line (rules, generation, currents, ambients,
-        shape), then the frames as little-endian ``uint16`` (C order). No pickle."""
-        shape = list(self.frames[0].shape) if self.frames else []
-        header = {"frames": self.rules.frames, "min_gap_ms": self.rules.min_gap_ms,
-                  "current_tolerance": self.rules.current_tolerance, "generation": self.generation,
-                  "currents": self.currents, "ambients": self.ambients, "last_ms": self.last_ms, "shape": shape}
+        """Snapshot for Flink state, binary as the running baseline's (no JSON to parse on every
+        restore, no pickle): magic, int64 ``(frames, min_gap_ms, generation, has_last, last_ms, n,
+        h, w)``, float64 ``current_tolerance``, n float64 currents (NaN: none), n float64 ambients,
+        then the n frames as ``uint16`` (little-endian, C order)."""
+        n = len(self.frames)
+        h, w = self.frames[0].shape if self.frames else (0, 0)
+        ints = [self.rules.frames, self.rules.min_gap_ms, self.generation, self.last_ms is not None,
+                self.last_ms or 0, n, h, w]
+        floats = [self.rules.current_tolerance, *(np.nan if c is None else c for c in self.currents), *self.ambients]
         body = b"".join(np.ascontiguousarray(f, dtype="<u2").tobytes() for f in self.frames)
-        return _MAGIC + json.dumps(header, separators=(",", ":")).encode() + b"\n" + body
+        return _MAGIC + np.array(ints, dtype="<i8").tobytes() + np.array(floats, dtype="<f8").tobytes() + body
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> ThermalCommissioning:
         """Inverse of :meth:`to_bytes`."""
         if not raw.startswith(_MAGIC):
             raise ValueError("not a thermal reference snapshot")
-        line_end = raw.index(b"\n", len(_MAGIC))
-        header = json.loads(raw[len(_MAGIC):line_end])
-        rules = ThermalReferenceRules(frames=header["frames"], min_gap_ms=header["min_gap_ms"],
-                                      current_tolerance=header["current_tolerance"])
-        out = cls(rules, generation=header["generation"])
-        out.currents, out.ambients, out.last_ms = list(header["currents"]), list(header["ambients"]), header["last_ms"]
-        if header["shape"]:
-            h, w = header["shape"]
-            flat = np.frombuffer(raw[line_end + 1:], dtype="<u2").reshape(-1, h, w)
+        at = len(_MAGIC)
+        frames, min_gap_ms, generation, has_last, last_ms, n, h, w = (
+            int(x) for x in np.frombuffer(raw, dtype="<i8", count=8, offset=at))
+        at += 8 * 8
+        floats = np.frombuffer(raw, dtype="<f8", count=1 + 2 * n, offset=at)
+        at += 8 * (1 + 2 * n)
+        rules = ThermalReferenceRules(frames=frames, min_gap_ms=min_gap_ms, current_tolerance=float(floats[0]))
+        out = cls(rules, generation=generation)
+        out.currents = [None if np.isnan(c) else float(c) for c in floats[1:1 + n]]
+        out.ambients = [float(a) for a in floats[1 + n:]]
+        out.last_ms = last_ms if has_last else None
+        if n:
+            flat = np.frombuffer(raw, dtype="<u2", count=n * h * w, offset=at).reshape(n, h, w)
             out.frames = [f.astype(np.uint16) for f in flat]
         return out

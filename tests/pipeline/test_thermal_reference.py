@@ -56,6 +56,14 @@ def test_the_learner_takes_spaced_frames_of_one_size_then_freezes_and_forgets_on
     assert learner.reference(10.0, np.zeros((60, 80), np.uint16)) is None  # a frame of another size
     learner.reset()
     assert not learner.learned and learner.reference(10.0) is None
+    partial = ThermalCommissioning(ThermalReferenceRules(frames=3, min_gap_ms=0, current_tolerance=0.2), generation=4)
+    partial.observe(motor_frame(rng, 20.0), 5_000, None)
+    partial.observe(motor_frame(rng, 21.0), 6_000, 12.5)
+    back = ThermalCommissioning.from_bytes(partial.to_bytes())  # what the job's state keeps
+    assert (back.rules, back.generation, back.currents, back.last_ms) == (partial.rules, 4, [None, 12.5], 6_000)
+    assert back.ambients == partial.ambients and all(np.array_equal(a, b) for a, b in zip(back.frames, partial.frames))
+    empty = ThermalCommissioning.from_bytes(ThermalCommissioning().to_bytes())
+    assert empty.frames == [] and empty.last_ms is None
 
 
 def test_a_reference_holds_at_the_loads_it_was_learnt_at_and_at_the_frame_s_hall_temperature() -> None:
