@@ -61,7 +61,7 @@ def test_the_learner_takes_spaced_frames_of_one_size_then_freezes_and_forgets_on
     partial.observe(motor_frame(rng, 21.0), 6_000, 12.5)
     back = ThermalCommissioning.from_bytes(partial.to_bytes())  # what the job's state keeps
     assert (back.rules, back.generation, back.currents, back.last_ms) == (partial.rules, 4, [None, 12.5], 6_000)
-    assert back.ambients == partial.ambients and all(np.array_equal(a, b) for a, b in zip(back.frames, partial.frames))
+    assert back.ambients == partial.ambients and all(np.array_equal(a, b) for a, b in zip(back.frames, partial.frames, strict=True))
     empty = ThermalCommissioning.from_bytes(ThermalCommissioning().to_bytes())
     assert empty.frames == [] and empty.last_ms is None
 
