@@ -202,6 +202,8 @@ def main() -> None:
                         help="share of frames with a running (healthy) baseline frame (0: single frames, as inspect)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("bench/results/thermal_layouts.json"))
+    parser.add_argument("--save-vectors", type=Path, default=None,
+                        help="also write every case's model inputs, fit status, labels and severities (.npz)")
     args = parser.parse_args()
     from tqdm.auto import tqdm
 
@@ -257,6 +259,13 @@ def main() -> None:
         results[case]["fit"] = {s: int((st == s).sum()) for s in ("given", "registered", "proposed", "none")}
         results[case]["fit_ms"] = {"median": float(np.median(ms)), "p95": float(np.percentile(ms, 95)),
                                    "max": float(ms.max())}
+    if args.save_vectors is not None:
+        args.save_vectors.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(args.save_vectors, y=y, severity=severity, types=types.astype(str),
+                            assets=np.array([s.asset_id for s in specs]).astype(str),
+                            **{f"{key}|{case}|{setting}": cat(f"{key}|{case}|{setting}")
+                               for case in CASES for setting in ("off", "on") for key in ("vec", "iou")},
+                            **{f"status|{case}": cat(f"status|{case}").astype(str) for case in CASES})
     a_off, a_on = cat("vec|a_given|off"), cat("vec|a_given|on")
     diff = np.abs(a_off - a_on).max(axis=1)
     identity = {"frames": int(len(diff)), "identical": int((diff == 0).sum()),

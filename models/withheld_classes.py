@@ -9,7 +9,12 @@ calls healthy, tone-dominated machines of other generators imbalanced (docs/mode
 without a baseline withholds imbalance"). Such a prediction **withholds** ``imbalance``. The PLC
 model names a class only from the tag that shows it: cooling failure from the winding temperature,
 imbalance from the vibration, cavitation from the pressure; a machine whose historian lacks that
-tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class. A withheld class:
+tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class. Audio withholds
+``bearing_wear`` on a **reciprocating** machine (the message's ``stats["reciprocating"]``, from
+``assets.json``: :attr:`pipeline.features.asset_profile.AssetProfile.reciprocating`): its valves or
+crank knock in step with the shaft and ring the structure where bearing impacts ring, so one clip
+calls its healthy running bearing wear (docs/models.md, "Audio: reciprocating machines withhold
+bearing wear"). A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
   all (``fusion.json`` ``visible``): :func:`drop_withheld`;
@@ -29,6 +34,8 @@ tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class.
 >>> p = np.zeros(len(PLC_VECTOR_NAMES), np.float32); p[PLC_VECTOR_NAMES.index("missing.pressure")] = 1.0
 >>> withheld_classes("plc", p)
 ('cavitation',)
+>>> withheld_classes("audio", x, {"reciprocating": 1.0})
+('bearing_wear',)
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
 ...               ("normal", "bearing_wear", "imbalance"))
 {'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
@@ -40,6 +47,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
+from pipeline.features.asset_profile import RECIPROCATING_STAT
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 
@@ -55,12 +63,20 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 }
 
 
-def withheld_classes(modality: str, x: np.ndarray) -> tuple[str, ...]:
-    """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show."""
+#: ``{modality: {stats key: classes withheld when the message's stats value is >= 0.5}}``: what the
+#: machine is, not what the input holds (audio: a reciprocating machine's knocks read as bearing wear).
+MACHINE_WITHHOLDS: dict[str, dict[str, tuple[str, ...]]] = {"audio": {RECIPROCATING_STAT: ("bearing_wear",)}}
+
+
+def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:
+    """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show; ``stats``: the
+    features message's statistics (:data:`MACHINE_WITHHOLDS`)."""
     width, needs = REQUIRES.get(modality, (-1, {}))
-    if x.shape[-1] != width:
-        return ()
-    return tuple(cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed)
+    out = [cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed] if x.shape[-1] == width else []
+    for key, classes in MACHINE_WITHHOLDS.get(modality, {}).items():
+        if float((stats or {}).get(key, 0.0)) >= 0.5:
+            out += [c for c in classes if c not in out]
+    return tuple(out)
 
 
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:

@@ -297,6 +297,7 @@ class Inspector:
             by_index[i] = result
             try:
                 modality = modality_of(path)
+                stats: dict[str, float] | None = None  # the features message's (audio, thermal)
                 if modality == "plc":
                     inputs, speed = self._plc(path, asset_id, result)
                     if speed and result.asset_id:
@@ -310,6 +311,10 @@ class Inspector:
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
                                                      shaft_hz=speed_hint.get(aid), source=str(path),
                                                      baseline_db=baselines.get(aid))
+                        if profile.reciprocating:
+                            result.warnings.append("a reciprocating machine (assets.json): its valves and crank "
+                                                   "knock in step with the shaft like a bearing defect, so audio "
+                                                   "withholds bearing wear; thermal and the PLC still judge it")
                         if aid not in baselines:
                             result.warnings.append("read without the machine's healthy sound: audio withholds "
                                                    "imbalance (one recording cannot show it; give one made when the "
@@ -323,10 +328,10 @@ class Inspector:
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
                                                        source=str(path), warnings=result.warnings,
                                                        references=references.get(aid, ()))
-                    inputs = [input_array(modality, msg)]
+                    inputs, stats = [input_array(modality, msg)], msg.stats
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)
-                result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x)} & set(classes))
+                result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x, stats)} & set(classes))
                 if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
                     kept = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld, classes)
                     probs = np.array([kept[c] for c in classes])

@@ -23,7 +23,11 @@ asset entry and tolerates the variants other tools write (documented for users i
   ``pressure_nominal_bar``, ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
   ``fan_side``, ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
-  regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`).
+  regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`);
+* ``reciprocating``: a machine whose normal running knocks in step with the shaft (valves, a
+  crank: piston compressors, plunger pumps, piston engines): ``true`` / ``false``, else inferred
+  from an ``asset_type`` that names one (:data:`RECIPROCATING_WORDS`). Its audio withholds bearing
+  wear (:mod:`models.withheld_classes`).
 
 >>> p = AssetProfile.from_entry({"asset_id": "M-1", "poles": 4, "line_frequency_hz": 60,
 ...                              "bearing": {"designation": "6205"}})
@@ -57,6 +61,12 @@ DEFAULT_LINE_HZ = 50.0
 VFD_SPEED_FRACTIONS = (0.45, 1.2)
 FIXED_SPEED_FRACTIONS = (0.9, 1.06)
 SPEED_LIMITS_HZ = (4.0, 80.0)
+#: The audio message's ``stats`` key that carries :attr:`AssetProfile.reciprocating` (1.0 / 0.0).
+RECIPROCATING_STAT = "reciprocating"
+#: Words of an ``asset_type`` that name a reciprocating machine (lower case; "piston" alone would
+#: take in axial-piston hydraulic pumps, which do not knock, so it needs a compressor or engine).
+RECIPROCATING_WORDS: tuple[str, ...] = ("reciprocating", "plunger", "triplex", "piston compressor",
+                                        "piston air compressor", "piston engine", "diesel engine", "gas engine")
 
 
 def bearing_orders_from_geometry(n: int, ball_d: float, pitch_d: float, contact_deg: float = 0.0) -> dict[str, float]:
@@ -204,6 +214,9 @@ class AssetProfile:
     fan_side: str | None = None
     frame: FrameMeta = field(default_factory=FrameMeta)
     region_fit: bool = True
+    #: The machine knocks in step with the shaft when healthy (``reciprocating`` in assets.json,
+    #: else :func:`reciprocating_type`).
+    reciprocating: bool = False
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], top: Mapping[str, Any] | None = None) -> AssetProfile:
@@ -250,6 +263,8 @@ class AssetProfile:
             load_profile=str(load).lower() if load else None,
             regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
+            reciprocating=_flag(entry.get("reciprocating"), reciprocating_type(str(entry.get("asset_type")
+                                                                                   or entry.get("type") or ""))),
         )
 
     def with_learned_pressure(self, bar: float | None) -> AssetProfile:
@@ -276,6 +291,29 @@ class AssetProfile:
         lo, hi = VFD_SPEED_FRACTIONS if self.vfd else FIXED_SPEED_FRACTIONS
         return (max(self.nominal_shaft_hz * lo, SPEED_LIMITS_HZ[0]),
                 min(self.nominal_shaft_hz * hi, SPEED_LIMITS_HZ[1]))
+
+
+def reciprocating_type(asset_type: str) -> bool:
+    """Whether an ``asset_type`` names a reciprocating machine (:data:`RECIPROCATING_WORDS`).
+
+    >>> [reciprocating_type(t) for t in ("Reciprocating compressor", "piston air compressor", "screw compressor",
+    ...                                  "axial piston pump", "triplex plunger pump", "pump")]
+    [True, True, False, False, True, False]
+    """
+    text = " ".join(asset_type.lower().replace("-", " ").replace("_", " ").split())
+    return any(word in text for word in RECIPROCATING_WORDS)
+
+
+def _flag(value: object, default: bool) -> bool:
+    """An assets.json yes/no (bool, 1/0, "true"/"no" ...); ``default`` when absent or unreadable."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if value is not None else ""
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    return default
 
 
 def as_profile(asset: object) -> AssetProfile:

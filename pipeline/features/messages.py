@@ -22,7 +22,7 @@ import numpy as np
 
 from linewatch.contract import AudioFeatures, PlcFeatures, ThermalFeatures
 from pipeline.features import FEATURES_VERSION
-from pipeline.features.asset_profile import AssetProfile, as_profile
+from pipeline.features.asset_profile import RECIPROCATING_STAT, AssetProfile, as_profile
 from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import audio_vector, resample_to_16k
@@ -132,9 +132,13 @@ def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, s
     ``shaft_hz`` (a measured running speed, e.g. PLC ``speed_rpm`` / 60) narrows the speed search;
     ``baseline_db``: the machine's learned healthy shaft-harmonic levels
     (:mod:`pipeline.features.audio_baseline`; the job's), read into the vector's last seven values.
+    ``stats["reciprocating"]`` is 1.0 for a machine that knocks in step with the shaft when healthy
+    (:attr:`~pipeline.features.asset_profile.AssetProfile.reciprocating`): the model's readers
+    withhold bearing wear there (:mod:`models.withheld_classes`).
     """
     x = resample_to_16k(samples, sample_rate)
     mel, stats = audio_features(x, 16_000, asset, shaft_hz)
+    stats[RECIPROCATING_STAT] = float(as_profile(asset).reciprocating)
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
                          ingest_time_ms=ingest_time_ms,

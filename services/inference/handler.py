@@ -57,7 +57,7 @@ class InferenceHandler:
             reason = DeadLetterReason.OUT_OF_RANGE if "NaN" in str(exc) else DeadLetterReason.SCHEMA_ERROR
             batch.dead_letter(entry, reason, str(exc), asset, when)
             return None
-        withheld = withheld_classes(self.modality, x)
+        withheld = withheld_classes(self.modality, x, getattr(msg, "stats", None))
         try:
             x = self.model.fit(x)
         except ValueError as exc:

@@ -172,6 +172,28 @@ def test_a_healthy_recording_at_another_speed_is_not_the_clip_s_baseline(plant, 
     assert any("healthy recording at" in w and "this speed" in w for w in off_speed.warnings), off_speed.warnings
 
 
+def test_a_reciprocating_machine_s_audio_withholds_bearing_wear_and_thermal_still_judges_it(plant, tmp_path) -> None:
+    """The same worn-bearing files of a machine that assets.json calls reciprocating (by its type, or
+    by ``"reciprocating": true``): audio withholds bearing wear and says why; the thermal frame and
+    the fused verdict still name it."""
+    root, cases = plant
+    wav, tif, _ = cases["bearing_wear"]
+    data = json.loads((root / "assets.json").read_text())
+    aid = wav.name.split("-20")[0]
+    shown, _ = Inspector(assets=load_assets(root / "assets.json")).score([wav, tif])
+    assert shown[0].label == "bearing_wear" and shown[0].withheld == ["imbalance"]  # no healthy recording
+    for how in ({"asset_type": "reciprocating compressor"}, {"reciprocating": True}):
+        entries = [({**e, **how} if (e.get("asset_id") or e.get("id")) == aid else e) for e in data["assets"]]
+        path = tmp_path / f"assets-{len(how)}-{next(iter(how))}.json"
+        path.write_text(json.dumps({**data, "assets": entries}))
+        results, verdicts = Inspector(assets=load_assets(path)).score([wav, tif])
+        audio, thermal = results
+        assert audio.withheld == ["bearing_wear", "imbalance"] and audio.probabilities["bearing_wear"] == 0.0, how
+        assert audio.label != "bearing_wear" and any("reciprocating" in w for w in audio.warnings), audio.warnings
+        assert thermal.label == "bearing_wear" and not thermal.withheld, thermal.probabilities
+        assert [v.label for v in verdicts] == ["bearing_wear"], verdicts
+
+
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
     """Randomised machines of the training domain (a seed no model was trained on), cooling failures

@@ -58,6 +58,19 @@ def test_asset_profile_accepts_schema_variants() -> None:
     assert set(profiles) == {"M-1", "M-2"} and AssetProfile().bearing_orders == {}
 
 
+def test_a_reciprocating_machine_is_named_by_its_type_or_said_outright_and_its_audio_message_says_so() -> None:
+    kinds = {"K-1": {"type": "Reciprocating compressor"}, "K-2": {"asset_type": "piston air compressor"},
+             "K-3": {"asset_type": "screw compressor"}, "K-4": {"asset_type": "press", "reciprocating": "yes"},
+             "K-5": {"asset_type": "triplex plunger pump", "reciprocating": False}, "K-6": {}}
+    profiles = load_profiles({"assets": kinds})
+    assert {k: p.reciprocating for k, p in profiles.items()} == {
+        "K-1": True, "K-2": True, "K-3": False, "K-4": True, "K-5": False, "K-6": False}
+    clip = _bearing_clip(24.5, 3.585, 0)
+    stats = [audio_features_message(k, "compressor", 0, clip, SR, asset=profiles[k]).stats["reciprocating"]
+             for k in ("K-1", "K-3")]
+    assert stats == [1.0, 0.0]
+
+
 def _bearing_clip(shaft_hz: float, bpfo_order: float, seed: int, amp: float = 0.4) -> np.ndarray:
     """1x tone + noise + a resonance rung by impacts at BPFO."""
     rng = np.random.default_rng(seed)

@@ -32,8 +32,10 @@ SHAPES = {"plc": (45,), "thermal": (69,), "audio": (86,)}
 
 
 def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type: str = "pump",
-             value: np.ndarray | None = None) -> ThermalFeatures | PlcFeatures | AudioFeatures:
-    """A features message of ``modality`` whose model input (``vector``) is random (or ``value``)."""
+             value: np.ndarray | None = None, stats: dict[str, float] | None = None
+             ) -> ThermalFeatures | PlcFeatures | AudioFeatures:
+    """A features message of ``modality`` whose model input (``vector``) is random (or ``value``);
+    ``stats``: the message's statistics (thermal, audio)."""
     from pipeline.features import FEATURES_VERSION
 
     rng = np.random.default_rng(seed)
@@ -42,9 +44,9 @@ def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type:
     common = dict(asset_id=asset_id, asset_type=asset_type, event_time_ms=t_ms, features_version=FEATURES_VERSION,
                   source=f"{modality}/{asset_id}/{t_ms}", ingest_time_ms=now, vector=x)
     if modality == "thermal":
-        return ThermalFeatures(stats={}, frame=np.zeros((120, 160), np.float16), **common)
+        return ThermalFeatures(stats=dict(stats or {}), frame=np.zeros((120, 160), np.float16), **common)
     if modality == "audio":
-        return AudioFeatures(stats={}, logmel=np.zeros((64, 101), np.float32), **common)
+        return AudioFeatures(stats=dict(stats or {}), logmel=np.zeros((64, 101), np.float32), **common)
     return PlcFeatures(window_start_ms=t_ms - 1000, window_end_ms=t_ms, feature_names=[f"f{i}" for i in range(37)],
                        values=np.zeros(37, np.float32), n_samples=10, **common)
 

@@ -52,22 +52,26 @@ def test_one_prediction_per_entry_keyed_by_its_id(redis_client: redis.Redis, str
     assert pending(redis_client, stream_names.all_feature_streams(), "inference") == 0
 
 
-def test_audio_read_without_its_machines_healthy_sound_withholds_imbalance(redis_client: redis.Redis,
-                                                                           stream_names: StreamNames) -> None:
+def test_audio_withholds_imbalance_without_its_machines_healthy_sound_and_bearing_wear_on_reciprocating_machines(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
     from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
 
     worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "audio")
     flag = AUDIO_VECTOR_NAMES.index("baseline.available")
+    cases = [(0.0, 0.0), (1.0, 0.0), (0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]  # (baseline, reciprocating)
     ids = {}
     with running(worker):
-        for i, available in enumerate((0.0, 1.0, 0.0, 1.0)):
+        for i, (available, reciprocating) in enumerate(cases):
             x = np.random.default_rng(i).normal(size=len(AUDIO_VECTOR_NAMES)).astype(np.float32)
             x[flag] = available
             ids[write(redis_client, stream_names.features("audio", "PMP-01"),
-                      features("audio", "PMP-01", 1000 + i, value=x))] = available
-        wait_for(lambda: len(_predictions(redis_client, stream_names, "audio")) == 4, 30, "4 predictions")
+                      features("audio", "PMP-01", 1000 + i, value=x, stats={"reciprocating": reciprocating}))] = (
+                available, reciprocating)
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "audio")) == len(cases), 30, "6 predictions")
     for eid, p in _predictions(redis_client, stream_names, "audio"):
-        assert p.withheld == ([] if ids[eid] else ["imbalance"]), (ids[eid], p.withheld)
+        available, reciprocating = ids[eid]
+        expected = (["bearing_wear"] if reciprocating else []) + ([] if available else ["imbalance"])
+        assert sorted(p.withheld) == sorted(expected), (ids[eid], p.withheld)
 
 
 def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_client: redis.Redis,
