@@ -14,7 +14,11 @@ tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class.
 ``assets.json``: :attr:`pipeline.features.asset_profile.AssetProfile.reciprocating`): its valves or
 crank knock in step with the shaft and ring the structure where bearing impacts ring, so one clip
 calls its healthy running bearing wear (docs/models.md, "Audio: reciprocating machines withhold
-bearing wear"). A withheld class:
+bearing wear"). Thermal withholds every fault it names on a frame read through **proposed**
+region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine no ``regions``):
+read in boxes placed by a guess at the layout, healthy frames are called faulty at 7-43 % (docs/
+models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
+check and copy into ``assets.json``. A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
   all (``fusion.json`` ``visible``): :func:`drop_withheld`;
@@ -36,6 +40,8 @@ bearing wear"). A withheld class:
 ('cavitation',)
 >>> withheld_classes("audio", x, {"reciprocating": 1.0})
 ('bearing_wear',)
+>>> withheld_classes("thermal", np.zeros(3, np.float32), {"regions_proposed": 1.0, "regions_registered": 0.0})
+('bearing_wear', 'electrical_overheating', 'cooling_failure')
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
 ...               ("normal", "bearing_wear", "imbalance"))
 {'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
@@ -63,17 +69,21 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 }
 
 
-#: ``{modality: {stats key: classes withheld when the message's stats value is >= 0.5}}``: what the
-#: machine is, not what the input holds (audio: a reciprocating machine's knocks read as bearing wear).
-MACHINE_WITHHOLDS: dict[str, dict[str, tuple[str, ...]]] = {"audio": {RECIPROCATING_STAT: ("bearing_wear",)}}
+#: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
+#: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
+#: wear), a thermal frame read through proposed region boxes (``pipeline.features.messages``).
+STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
+    "audio": {RECIPROCATING_STAT: ("bearing_wear",)},
+    "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
+}
 
 
 def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:
     """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show; ``stats``: the
-    features message's statistics (:data:`MACHINE_WITHHOLDS`)."""
+    features message's statistics (:data:`STATS_WITHHOLD`)."""
     width, needs = REQUIRES.get(modality, (-1, {}))
     out = [cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed] if x.shape[-1] == width else []
-    for key, classes in MACHINE_WITHHOLDS.get(modality, {}).items():
+    for key, classes in STATS_WITHHOLD.get(modality, {}).items():
         if float((stats or {}).get(key, 0.0)) >= 0.5:
             out += [c for c in classes if c not in out]
     return tuple(out)

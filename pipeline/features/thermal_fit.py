@@ -108,8 +108,10 @@ class RegionFit:
                     f"{self.shift_px[0]:+.0f},{self.shift_px[1]:+.0f} px, scale {self.scale:.2f}; edge fit "
                     f"{self.given_score:.2f} -> {self.score:.2f}): check assets.json regions for this camera")
         if self.status == "proposed":
+            boxes = ", ".join(f'"{k}": [{", ".join(str(int(v)) for v in b)}]' for k, b in sorted(self.boxes.items()))
             return (f"no thermal regions in assets.json: boxes proposed from the warm machine in the frame "
-                    f"(edge fit {self.score:.2f}); draw regions for this camera for reliable thermal results")
+                    f"(edge fit {self.score:.2f}), and thermal names no fault on proposed boxes; check them and "
+                    f"give them as this machine's regions (pixels of this frame) to have it judged: {{{boxes}}}")
         if self.status == "none":
             return "no thermal regions in assets.json and no machine outline found: whole-frame statistics only"
         return ""

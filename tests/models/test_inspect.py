@@ -194,6 +194,24 @@ def test_a_reciprocating_machine_s_audio_withholds_bearing_wear_and_thermal_stil
         assert [v.label for v in verdicts] == ["bearing_wear"], verdicts
 
 
+def test_a_frame_read_through_proposed_boxes_names_no_thermal_fault_and_lists_the_boxes(plant, tmp_path) -> None:
+    """Without ``regions`` in assets.json the boxes are proposed from the frame: thermal withholds
+    every fault it names there (neutral in the fusion) and the warning gives the boxes to check and
+    copy; audio still names the worn bearing, and so does the verdict."""
+    root, cases = plant
+    wav, tif, _ = cases["bearing_wear"]
+    data = json.loads((root / "assets.json").read_text())
+    entries = [{k: v for k, v in e.items() if k != "regions"} for e in data["assets"]]
+    path = tmp_path / "assets-no-regions.json"
+    path.write_text(json.dumps({**data, "assets": entries}))
+    (audio, thermal), verdicts = Inspector(assets=load_assets(path)).score([wav, tif])
+    assert thermal.withheld == ["bearing_wear", "cooling_failure", "electrical_overheating"], thermal.warnings
+    assert thermal.label == "normal" and thermal.probabilities["bearing_wear"] == 0.0
+    note = next(w for w in thermal.warnings if "proposed" in w)
+    assert "names no fault" in note and '"motor_body": [' in note, note
+    assert audio.label == "bearing_wear" and [v.label for v in verdicts] == ["bearing_wear"], verdicts
+
+
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
     """Randomised machines of the training domain (a seed no model was trained on), cooling failures
