@@ -35,6 +35,7 @@ from linewatch.contract import (
 from linewatch.service_settings import FusionSettings
 from linewatch.streaming import Batch, Entry, WorkerMetrics
 from models.fusion import FusionWeights, fuse
+from models.withheld_classes import drop_withheld
 from services.fusion.hysteresis import AssetState, Hysteresis, LatestPrediction
 
 ROLE = "fusion"
@@ -144,13 +145,25 @@ class FusionHandler:
             reasons.append(f"{prior} cleared after {s.clear_m} clean windows")
         if result.missing:
             reasons.append("missing or late: " + ", ".join(result.missing))
+        blind = {m: p.withheld for m, p in sorted(window.items()) if p.withheld}
+        if blind:  # classes a modality could not judge here (models.withheld_classes)
+            reasons.append("not judged: " + "; ".join(f"{m} {', '.join(sorted(w))}" for m, w in blind.items()))
         normal_p = result.probabilities.get("normal", 0.0) if "normal" in classes else 0.0
         return Verdict(
             asset_id=msg.asset_id, event_time_ms=t, label=label or "normal", confidence=round(result.confidence, 6),
-            modalities={m: p.label for m, p in window.items()},
+            modalities={m: self._served_label(m, p, classes) for m, p in window.items()},
             probabilities={c: round(v, 6) for c, v in result.probabilities.items()}, reasons=reasons,
             asset_type=state.asset_type, state=verdict_state, instant_label=result.label,  # type: ignore[arg-type]
             severity=round(min(max(1.0 - normal_p, 0.0), 1.0), 6), coverage=round(result.coverage, 6),
             missing=list(result.missing), input_entry_ids={m: p.entry_id for m, p in window.items()},
             models={m: p.model for m, p in window.items()}, source=msg.source, ingest_time_ms=msg.ingest_time_ms,
             decided_at_ms=now_ms)
+
+    def _served_label(self, modality: str, p: LatestPrediction, classes: list[str]) -> str:
+        """What ``modality`` says as the fusion reads it (as ``linewatch inspect`` reports it): its
+        probabilities over the classes it may name (``fusion.json`` ``visible``) without those its
+        input withholds; the raw ``Prediction.label`` may be a withheld class."""
+        if not classes:
+            return p.label
+        probs = drop_withheld(self.weights.restrict(modality, p.probabilities, classes), p.withheld, classes)
+        return max(classes, key=lambda c: probs.get(c, 0.0))

@@ -66,10 +66,18 @@ def test_a_class_the_audio_input_withholds_is_left_to_the_other_modalities(redis
                           prediction(m, asset, 10_000 + 1000 * i, label, p=0.95, withheld=withheld))
                     n += 1
         wait_for(lambda: worker.stats.handled == n, 30, "all predictions fused")
-    raised = {(v.asset_id, v.label) for v in _verdicts(redis_client, stream_names) if v.state == "raised"}
+    verdicts = _verdicts(redis_client, stream_names)
+    raised = {(v.asset_id, v.label) for v in verdicts if v.state == "raised"}
     assert ("PMP-01", "imbalance") not in raised
     assert ("PMP-02", "imbalance") in raised
     assert ("PMP-03", "imbalance") in raised
+    # the verdict shows each modality as the fusion read it, and says what it could not judge
+    with_audio = [v for v in verdicts if "audio" in v.modalities]  # its prediction in the verdict's window
+    assert {v.asset_id for v in with_audio} == set(cases)
+    for v in with_audio:
+        blind = v.asset_id != "PMP-03"
+        assert v.modalities["audio"] == ("normal" if blind else "imbalance"), (v.asset_id, v.modalities)
+        assert ("not judged: audio imbalance" in v.reasons) == blind, (v.asset_id, v.reasons)
 
 
 def test_missing_modality_degrades_confidence_without_blocking(redis_client: redis.Redis,
