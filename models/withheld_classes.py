@@ -16,7 +16,7 @@ crank knock in step with the shaft and ring the structure where bearing impacts 
 calls its healthy running bearing wear (docs/models.md, "Audio: reciprocating machines withhold
 bearing wear"). Thermal withholds every fault it names on a frame read through **proposed**
 region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine no ``regions``):
-read in boxes placed by a guess at the layout, healthy frames are called faulty at 7-43 % (docs/
+read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
 check and copy into ``assets.json``. A withheld class:
 
