@@ -16,7 +16,9 @@ scans), no quiet window comes within ``max_wait_s``, or none can fit (a director
 its scan's ``stat`` phase fills the interval: with the 10 ms default, above ~100 manifests), the
 gate moves what is left at once and counts it (``ungated``): those archives can fail a scan as
 before. It never holds the housekeeping thread (and so the index refreshes) longer than
-``max_wait_s`` per pass. Both cases are in docs/ingestion.md, "Directory scans".
+``max_wait_s`` per pass. After three waits in a row that saw no scan at all it stops waiting, and
+looks again every ``reprobe_passes``-th pass: an enumerator that was only paused (a JVM stall, a
+restart) is gated again as soon as it scans. Both cases are in docs/ingestion.md, "Directory scans".
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as d:
@@ -58,7 +60,7 @@ class ScanGate:
     """Observe the scans of ``directory`` with inotify and run actions between them."""
 
     def __init__(self, directory: Path, period_s: float, margin_s: float = 0.002, max_wait_s: float = 0.5,
-                 settle_s: float = 0.003, settle_per_name_s: float = 50e-6) -> None:
+                 settle_s: float = 0.003, settle_per_name_s: float = 50e-6, reprobe_passes: int = 10) -> None:
         self.directory = directory
         self.period_s = period_s
         self.margin_s = margin_s
@@ -67,7 +69,9 @@ class ScanGate:
         self.settle_per_name_s = settle_per_name_s
         self.gated = 0  # actions run inside an observed quiet window
         self.ungated = 0  # actions run without one (may fail a concurrent scan)
-        self.blind_waits = 0  # waits in which no scan at all was seen (after 3, stop waiting)
+        self.blind_waits = 0  # waits in a row in which no scan at all was seen (after 3, stop waiting ...)
+        self.reprobe_passes = max(int(reprobe_passes), 1)  # ... but wait again on every n-th pass
+        self._skipped = 0
         self._opens = 0
         self.fd = -1
         if sys.platform.startswith("linux"):
@@ -133,7 +137,7 @@ class ScanGate:
         ``listed``: names in the directory (the scans' ``stat`` phase grows with it)."""
         pending = list(items)
         fits = self.settle_s + self.settle_per_name_s * listed < self.period_s - self.margin_s
-        if self.fd >= 0 and pending and self.blind_waits < 3 and fits:
+        if self.fd >= 0 and pending and fits and self._may_wait():
             deadline = time.monotonic() + self.max_wait_s
             self._opens = 0
             while pending:
@@ -141,6 +145,7 @@ class ScanGate:
                 if window is None:
                     self.blind_waits = self.blind_waits + 1 if self._opens == 0 else 0
                     break
+                self.blind_waits = 0
                 start, stop = window
                 time.sleep(max(0.0, start - time.monotonic()))
                 while pending and time.monotonic() < stop:
@@ -152,6 +157,17 @@ class ScanGate:
             action(item)
             self.ungated += 1
         return len(items)
+
+    def _may_wait(self) -> bool:
+        """Wait for a quiet window on this pass? Not after three blind waits in a row, except on
+        every ``reprobe_passes``-th pass since (a paused enumerator comes back)."""
+        if self.blind_waits < 3:
+            return True
+        self._skipped += 1
+        if self._skipped >= self.reprobe_passes:
+            self._skipped = 0
+            return True
+        return False
 
     def close(self) -> None:
         if self.fd >= 0:
