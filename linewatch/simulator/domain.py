@@ -199,6 +199,17 @@ def _poles_for(rng: np.random.Generator, asset_type: str) -> int:
     return int(rng.choice(options.get(asset_type, (2, 4, 6, 8))))
 
 
+def _plc_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
+    """Machine ``i``'s PLC instrumentation and process style as ``Asset.extra`` keys, from its own
+    random stream (its other draws, and so its thermal and audio data, are unchanged): how noisy its
+    vibration transmitter reads (``vibration_noise``, times the profile's 6 %: a short RMS window
+    to a long one) and how much a press stroke or compressor load step shakes it
+    (``stroke_vibration_mm_s``: from a machine whose cycles do not show in its vibration, e.g. a
+    compressor unloading, to a press that jolts)."""
+    rng = make_rng(seed, "domain-plc-style", spec.name, i)
+    return {"vibration_noise": _lu(rng, 0.3, 1.6), "stroke_vibration_mm_s": float(rng.uniform(0.0, 1.2))}
+
+
 def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     """Machine ``i``'s :class:`~.thermal.ThermalStyle` as ``Asset.extra`` keys, from its own
     random stream (the machine's other draws, and so its PLC and audio data, are unchanged)."""
@@ -321,6 +332,7 @@ def domain_asset(i: int, seed: int, spec: DomainSpec) -> Asset:
            for part in ("base", "driven", "motor_body", "nde_bearing", "terminal_box", "de_bearing")},
         "emissivity_coupling": float(rng.uniform(*spec.emissivity_metal)),
         **_thermal_style(i, seed, spec),
+        **_plc_style(i, seed, spec),
         **_sync_impacts(i, seed, spec),
     }
     return Asset(
@@ -515,7 +527,8 @@ class DomainRenderer:
         t = idx / cfg.plc_rate_hz
         T = float(t[-1])
         phys = AssetPhysics(asset, cfg, prof, force_run=True, load_level=spec.load_level,
-                            ambient_offset_c=spec.ambient_c - cfg.ambient_c)
+                            ambient_offset_c=spec.ambient_c - cfg.ambient_c, drive_fraction=spec.drive_fraction,
+                            varied_cavitation=True)
         drift = constant_drift(spec.drift, spec.drift_level, spec.drift_sign, T)
         health = constant_health(spec.physical_fault, spec.severity, spec.variant, n)
         blk = phys.step(t, idx + spec.index * 10_000_000, health, drift)

@@ -27,6 +27,21 @@ Model summary (``L`` load fraction, ``sf`` speed fraction (0 stopped, 1 running)
 * pressure: pump discharge follows the affinity law ``P ~ n^2`` and drops by
   ``25 % E_cav`` with a fluctuation of ``4 % E_cav``; press hydraulic pressure follows the stroke;
   conveyor gearbox lube pressure follows speed.
+* a variable-speed drive (``drive_fraction`` k: the speed it sets over the rated speed) moves the
+  operating point as the machine's load curve says: a centrifugal machine (pump, fan) needs torque
+  ``~ n^2`` (load ``L k^2``, so current and heat fall with speed), its discharge pressure follows
+  ``k^2`` (affinity laws) over the share of it that static head and suction pressure hold
+  (``s + (1 - s) k^2``, ``s`` 0-0.35 per machine); a constant-torque machine (conveyor, press,
+  compressor) keeps its torque. Of the healthy vibration velocity a share ``a`` (0.15-0.6 per
+  machine: flow, process, structure) does not follow speed, the rest goes with ``k^n`` (``n`` 1-2
+  per machine: how the machine's mounting answers its rotor's forces), as does the vibration of an
+  imbalance; bearing friction heat and gearbox lube pressure go with ``k``. At ``k = 1`` nothing
+  changes.
+* ``varied_cavitation`` (the domain-randomised fleets): how a pump shows cavitation is its own
+  (its NPSH margin, its system): head lost ``0.05-0.30 E_cav`` and pressure pulsation
+  ``0.03-0.12 E_cav`` of the nominal pressure per machine, instead of ``0.25`` and ``0.04``, and
+  its cavitation vibration comes in bursts (each tick's level ``1 + b |N(0, 1)|`` times the steady
+  one, ``b`` 0.2-0.9 per machine) instead of steadily.
 """
 
 from __future__ import annotations
@@ -205,8 +220,14 @@ class AssetPhysics:
     """
 
     def __init__(self, asset: Asset, config: SimulatorConfig, profile: DifficultyProfile,
-                 force_run: bool = False, load_level: float = 0.0, ambient_offset_c: float = 0.0) -> None:
+                 force_run: bool = False, load_level: float = 0.0, ambient_offset_c: float = 0.0,
+                 drive_fraction: float = 1.0, varied_cavitation: bool = False) -> None:
         self.asset = asset
+        self.varied_cavitation = varied_cavitation
+        #: The speed a variable-speed drive sets, over the rated speed (1: line-fed). The caller
+        #: runs ``asset`` at the drive's frequency (its ``line_frequency_hz`` scaled by it), so the
+        #: shaft turns at that speed; this moves the load, pressure and vibration with it.
+        self.drive_fraction = float(drive_fraction)
         self.config = config
         self.profile = profile
         self.force_run = force_run
@@ -216,6 +237,29 @@ class AssetPhysics:
         self.dt = 1.0 / config.plc_rate_hz
         self._speed_state: float | None = None
         self._temp_state: list[float] | None = None
+
+    def _speed_laws(self) -> tuple[float, float, float]:
+        """The machine's own answer to its drive's speed (a pure function of the machine): the share
+        of its healthy vibration that does not follow speed, the exponent of the part that does, and
+        the share of its discharge pressure that static head and suction pressure hold."""
+        u = hash_uniform(self.key + 41, np.arange(3))
+        return 0.15 + 0.45 * float(u[0]), 1.0 + float(u[1]), 0.35 * float(u[2])
+
+    def _cavitation_law(self) -> tuple[float, float, float]:
+        """Head lost and pressure pulsation at cavitation effect 1 (fractions of the nominal pressure),
+        and how bursty its vibration is."""
+        if not self.varied_cavitation:
+            return 0.25, 0.04, 0.0
+        u = hash_uniform(self.key + 43, np.arange(3))
+        return 0.05 + 0.25 * float(u[0]), 0.03 + 0.09 * float(u[1]), 0.2 + 0.7 * float(u[2])
+
+    def _load(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The operating load at the drive's speed (torque ``~ k^2`` on a centrifugal machine) and the
+        press stroke."""
+        load, stroke = operating_load(self.asset, t, self.key, self.profile.operating_spread, self.load_level)
+        if self.drive_fraction != 1.0 and behaves_like(self.asset.asset_type) == "pump":
+            load = np.clip(load * self.drive_fraction**2, 0.05, 1.15)
+        return load, stroke
 
     def _effects(self, health: HealthArrays) -> tuple[np.ndarray, ...]:
         """``E_f`` arrays (signature gain x severity where fault ``f`` is present) in ``FAULTS`` order."""
@@ -241,7 +285,7 @@ class AssetPhysics:
         amb = (self.config.ambient_c + self.ambient_offset_c + np.asarray(drift.ambient_delta_k, dtype=np.float64)
                + 0.3 * value_noise(self.key + 31, t, 300.0))
         amb = np.broadcast_to(amb, t.shape).astype(np.float64)
-        fric = a.bearing_rise_k * (0.35 + 0.65 * lf) * sf
+        fric = a.bearing_rise_k * (0.35 + 0.65 * lf) * sf * self.drive_fraction
         bearing_ss = amb + fric + BEARING_WEAR_DE_K * e_bw**2 + 7.0 * e_imb + COOLING_DE_K * e_cool + 4.0 * e_cav
         nde_ss = amb + 0.8 * fric + COOLING_NDE_K * e_cool + 5.0 * e_imb + BEARING_WEAR_NDE_K * e_bw**2
         cool = 1.0 + 1.6 * e_cool
@@ -269,7 +313,7 @@ class AssetPhysics:
         n = int(round(span / self.dt))
         t = t0 + np.arange(n) * self.dt
         idx = idx0 + np.arange(n, dtype=np.int64)
-        load, _ = operating_load(self.asset, t, self.key, self.profile.operating_spread, self.load_level)
+        load, _ = self._load(t)
         ones = np.ones(n)
         h0 = HealthArrays(code=np.full(n, health.code[0], dtype=np.int8), severity=np.full(n, health.severity[0]),
                           variant=np.full(n, health.variant[0]))
@@ -280,7 +324,7 @@ class AssetPhysics:
         """Advance over ticks ``t`` (seconds, ascending, continuing the previous call)."""
         a = self.asset
         cfg = self.config
-        load, stroke = operating_load(a, t, self.key, self.profile.operating_spread, self.load_level)
+        load, stroke = self._load(t)
         run = np.ones_like(t) if self.force_run else run_schedule(t, self.key + 11, cfg.stops_per_hour)
         if self._speed_state is None:
             self._speed_state = float(run[0])
@@ -302,23 +346,29 @@ class AssetPhysics:
         sev = health.severity
 
         # Vibration velocity RMS (mm/s)
-        v_h = a.vib_base_mm_s * (0.55 + 0.45 * load) * sf**2 + 0.05
-        v_imb = np.where(misalign, 6.0, 8.0) * e_imb * sf**2
-        v = np.sqrt(v_h**2 + v_imb**2 + (2.2 * e_bw**1.5 * sf) ** 2 + (2.5 * e_cav * sf) ** 2
-                    + (np.where(broken_fan, 1.5, 0.3) * e_cool * sf) ** 2 + (0.6 * stroke) ** 2)
+        kd = self.drive_fraction
+        still, power, static = self._speed_laws() if kd != 1.0 else (0.0, 2.0, 0.0)
+        follows = still + (1.0 - still) * kd**power
+        lost, pulse, bursts = self._cavitation_law()
+        v_cav = 2.5 * e_cav * sf * (1.0 + bursts * np.abs(hash_normal(self.key + 24, idx))) if bursts else 2.5 * e_cav * sf
+        v_h = a.vib_base_mm_s * (0.55 + 0.45 * load) * sf**2 * follows + 0.05
+        v_imb = np.where(misalign, 6.0, 8.0) * e_imb * sf**2 * kd**power
+        v = np.sqrt(v_h**2 + v_imb**2 + (2.2 * e_bw**1.5 * sf) ** 2 + v_cav**2
+                    + (np.where(broken_fan, 1.5, 0.3) * e_cool * sf) ** 2 + (a.extra.get("stroke_vibration_mm_s", 0.6) * stroke) ** 2)
 
         # Pressure
         kind = behaves_like(a.asset_type)
         if kind == "pump":
             ref = (1.0 - a.rated_slip * a.load.mean) ** 2
-            p = a.pressure_nominal_bar * (sf * (1.0 - a.rated_slip * load)) ** 2 / ref
-            p = p * (1.0 + 0.12 * (a.load.mean - load))  # head falls with flow
-            p = p * (1.0 - 0.25 * np.minimum(e_cav, 1.5)) + 0.04 * a.pressure_nominal_bar * e_cav * cav_noise * sf
+            head = static + (1.0 - static) * kd**2
+            p = a.pressure_nominal_bar * head * (sf * (1.0 - a.rated_slip * load)) ** 2 / ref
+            p = p * (1.0 + 0.12 * (a.load.mean - load / kd**2))  # head falls with flow (at this speed's curve)
+            p = p * (1.0 - lost * np.minimum(e_cav, 1.5)) + pulse * a.pressure_nominal_bar * e_cav * cav_noise * sf * head
         elif kind == "press":
             p = (0.1 * a.pressure_nominal_bar + 0.9 * a.pressure_nominal_bar * stroke) * sf if a.asset_type != "press" \
                 else (12.0 + (a.pressure_nominal_bar - 12.0) * stroke) * sf
         else:
-            p = a.pressure_nominal_bar * sf * (1.0 - 0.004 * (temps[4] - 40.0))
+            p = a.pressure_nominal_bar * kd * sf * (1.0 - 0.004 * (temps[4] - 40.0))
         p = np.clip(p, 0.0, None)
 
         return PhysicsBlock(t=t, idx=idx, run=run, speed_frac=sf, load=load, stroke=stroke, shaft_hz=shaft_hz,

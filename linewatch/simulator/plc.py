@@ -79,7 +79,7 @@ def measure(asset: Asset, block: PhysicsBlock, drift: DriftState, profile: Diffi
     true[:, 6] = block.run
     std[:, 6] = 0.0
     vals = true + std * noise
-    vals[:, 4] = block.vibration_mm_s * np.exp(0.06 * k * noise[:, 4])
+    vals[:, 4] = block.vibration_mm_s * np.exp(0.06 * k * asset.extra.get("vibration_noise", 1.0) * noise[:, 4])
 
     # Quality: Uncertain samples are noisier, Bad samples sit on a rail value.
     qkey = stream_key(config.seed, "plc-quality", asset.asset_id)

@@ -168,7 +168,6 @@ def test_thermal_vector_is_size_and_unit_invariant() -> None:
     close = [THERMAL_VECTOR_NAMES.index(n) for n in ("motor_body.mean_rise", "de_bearing.max_rise",
                                                      "terminal_box.hotspot_excess", "global.ambient_c_over_40")]
     np.testing.assert_allclose(v[close], v_big[close], rtol=0.05, atol=0.3)
-    assert v[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")] > 5.0  # the loose lug
     celsius = frame_to_celsius(frame, entry["frame"])  # this project's schema: unit centikelvin, scale 0.01
     assert 10 < float(np.median(celsius)) < 60
     np.testing.assert_allclose(frame_to_celsius(celsius), celsius)  # float °C: recognised by its range

@@ -143,3 +143,90 @@ def test_healthy_readings_are_plausible() -> None:
         assert 0.95 * asset.sync_rpm < rpm < asset.sync_rpm
         amb_ck = np.median(s.frame)
         assert 28_800 < amb_ck < 30_500
+
+
+def _driven(asset, fraction: float):
+    """The physics block of ``asset`` on a variable-speed drive at ``fraction`` of its rated speed
+    (the drive sets the frequency, as the domain fleets run it)."""
+    from dataclasses import replace
+
+    from linewatch.simulator.drift import constant_drift
+    from linewatch.simulator.health import constant_health
+    from linewatch.simulator.physics import AssetPhysics
+
+    driven = replace(asset, line_frequency_hz=asset.line_frequency_hz * fraction)
+    phys = AssetPhysics(driven, CFG, CFG.profile, force_run=True, drive_fraction=fraction)
+    t = np.arange(600) / CFG.plc_rate_hz
+    return phys.step(t, np.arange(600), constant_health("normal", 0.0, "", 600), constant_drift("none", 0.0, 1.0, 0.0))
+
+
+def test_a_drive_moves_a_centrifugal_pump_along_its_affinity_laws() -> None:
+    full, slow = _driven(PUMP, 1.0), _driven(PUMP, 0.6)
+    assert np.median(slow.shaft_hz) / np.median(full.shaft_hz) == pytest.approx(0.6, abs=0.01)
+    # the pump's head ~ n^2 over what static head and suction pressure hold (up to 35 %)
+    assert 0.36 * 0.95 < np.median(slow.pressure_bar) / np.median(full.pressure_bar) < 0.36 + 0.35 * 0.64 + 0.03
+    # torque ~ n^2: less current, a cooler winding, less vibration
+    assert np.median(slow.current_a) < 0.85 * np.median(full.current_a)
+    assert np.median(slow.winding_c) < np.median(full.winding_c) - 1.0
+    assert np.median(slow.vibration_mm_s) < 0.9 * np.median(full.vibration_mm_s)
+
+
+def test_machines_answer_a_drive_each_their_own_way() -> None:
+    from linewatch.simulator.physics import AssetPhysics
+
+    laws = {AssetPhysics(a, CFG, CFG.profile, drive_fraction=0.7)._speed_laws() for a in FLEET}
+    assert len(laws) == len(FLEET)
+    for still, power, static in laws:
+        assert 0.15 <= still <= 0.6 and 1.0 <= power <= 2.0 and 0.0 <= static <= 0.35
+
+
+def test_pumps_of_the_randomised_fleets_cavitate_each_their_own_way() -> None:
+    from linewatch.simulator.drift import constant_drift
+    from linewatch.simulator.health import constant_health
+    from linewatch.simulator.physics import AssetPhysics
+
+    laws = [AssetPhysics(a, CFG, CFG.profile, varied_cavitation=True)._cavitation_law() for a in FLEET]
+    assert len(set(laws)) == len(FLEET)
+    assert all(0.05 <= lost <= 0.30 and 0.03 <= pulse <= 0.12 and 0.2 <= b <= 0.9 for lost, pulse, b in laws)
+    t = np.arange(600) / CFG.plc_rate_hz
+    drift = constant_drift("none", 0.0)
+
+    def block(fault: str, varied: bool):
+        phys = AssetPhysics(PUMP, CFG, CFG.profile, force_run=True, varied_cavitation=varied)
+        return phys.step(t, np.arange(600), constant_health(fault, 0.8 if fault != "normal" else 0.0, "", 600), drift)
+
+    def pressure(fault: str, varied: bool) -> np.ndarray:
+        return block(fault, varied).pressure_bar
+
+    lost, pulse, _ = AssetPhysics(PUMP, CFG, CFG.profile, varied_cavitation=True)._cavitation_law()
+    healthy, cavitating = pressure("normal", True), pressure("cavitation", True)
+    e = np.clip(CFG.profile.signature_gain * 0.8, 0.0, 1.5)
+    assert 1 - np.mean(cavitating) / np.mean(healthy) == pytest.approx(lost * e, abs=0.03)
+    assert np.std(cavitating) > np.std(healthy) + 0.5 * pulse * e * PUMP.pressure_nominal_bar
+    np.testing.assert_array_equal(pressure("normal", True), pressure("normal", False))  # a healthy pump: no change
+    # its vibration comes in bursts, where the plant simulator's cavitation vibrates steadily
+    bursty, steady = block("cavitation", True).vibration_mm_s, block("cavitation", False).vibration_mm_s
+    assert np.std(bursty) / np.mean(bursty) > 2.0 * np.std(steady) / np.mean(steady)
+
+
+def test_randomised_fleets_vary_how_a_machine_s_cycles_and_transmitter_show_in_its_vibration() -> None:
+    from dataclasses import replace
+
+    from linewatch.simulator.domain import TRAIN_DOMAIN, domain_fleet
+    from linewatch.simulator.drift import constant_drift
+    from linewatch.simulator.health import constant_health
+    from linewatch.simulator.physics import AssetPhysics
+
+    fleet = domain_fleet(12, 3, TRAIN_DOMAIN)
+    noise = [a.extra["vibration_noise"] for a in fleet]
+    stroke = [a.extra["stroke_vibration_mm_s"] for a in fleet]
+    assert len(set(noise)) == 12 and all(0.3 <= v <= 1.6 for v in noise) and all(0.0 <= v <= 1.2 for v in stroke)
+    press = next(a for a in fleet if a.asset_type == "press")
+    t = np.arange(600) / CFG.plc_rate_hz
+
+    def vibration(stroke_mm_s: float) -> np.ndarray:
+        machine = replace(press, extra={**press.extra, "stroke_vibration_mm_s": stroke_mm_s})
+        return AssetPhysics(machine, CFG, CFG.profile, force_run=True).step(
+            t, np.arange(600), constant_health("normal", 0.0, "", 600), constant_drift("none", 0.0)).vibration_mm_s
+
+    assert np.std(vibration(0.0)) < 0.5 * np.std(vibration(1.2))  # its strokes shake it, or they do not
