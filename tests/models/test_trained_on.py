@@ -45,3 +45,20 @@ def test_the_same_fleet_up_to_rounding_is_accepted_and_other_data_refused() -> N
     fewer = data.subset(np.arange(data.labels.size - 1))
     with pytest.raises(DataMismatchError, match="sample or class counts differ"):
         check_trained_on(fewer, card, model_dir)
+
+
+def test_a_fleet_re_rendered_by_a_changed_simulator_is_accepted_only_when_asked_and_only_on_its_counts() -> None:
+    registry = ModelRegistry(REGISTRY)
+    card = registry.load_card("thermal")
+    model_dir = registry.version_dir("thermal", card.version)
+    data = _fleet_like(card, model_dir, np.random.default_rng(1))
+    changed = data.inputs.copy()
+    changed[: changed.shape[0] // 2] += 0.5  # half the rows (machines on drives) render differently
+    rerendered = dataclasses.replace(data, inputs=changed)
+    with pytest.raises(DataMismatchError, match="reference rows are not in the data"):
+        check_trained_on(rerendered, card, model_dir)
+    how = check_trained_on(rerendered, card, model_dir, rerendered=True)
+    assert how.startswith("re-rendered: ") and how.endswith(" of 256 reference rows unchanged")
+    assert 0 < int(how.split()[1]) < 256
+    with pytest.raises(DataMismatchError, match="sample or class counts differ"):
+        check_trained_on(rerendered.subset(np.arange(data.labels.size - 1)), card, model_dir, rerendered=True)
