@@ -6,14 +6,14 @@ moves away between the listing and its ``stat`` fails the whole scan ("Failed to
 files", ``FileNotFoundException``; the next scan, one interval later, succeeds). The listing is
 observable: on Linux, ``inotify`` reports every ``opendir`` of the watched directory as
 ``IN_OPEN`` and its ``closedir`` as ``IN_CLOSE_NOWRITE``. The gate waits for one scan's open and
-close, lets its ``stat`` phase pass (``settle``: 3 ms + 20 µs per listed name), and moves manifests
+close, lets its ``stat`` phase pass (``settle``: 3 ms + 10 µs per listed name), and moves manifests
 only until shortly before the next scan is due (``period`` after the open, less ``margin``),
 stopping at once if the directory is opened again. A wake-up that was late (open and close
 delivered together: the thread got the GIL late) is not trusted; the gate waits for the next cycle.
 
 Where nothing is observed (not Linux, a remote enumerator on a Flink cluster, a directory no one
 scans), no quiet window comes within ``max_wait_s``, or none can fit (a directory so long that
-its scan's ``stat`` phase fills the interval: with the 10 ms default, above ~250 manifests), the
+its scan's ``stat`` phase fills the interval: with the 10 ms default, above ~500 manifests), the
 gate moves what is left at once and counts it (``ungated``): those archives can fail a scan as
 before. It never holds the housekeeping thread (and so the index refreshes) longer than
 ``max_wait_s`` per pass. After three waits in a row that saw no scan at all it stops waiting, and
@@ -60,7 +60,7 @@ class ScanGate:
     """Observe the scans of ``directory`` with inotify and run actions between them."""
 
     def __init__(self, directory: Path, period_s: float, margin_s: float = 0.002, max_wait_s: float = 0.5,
-                 settle_s: float = 0.003, settle_per_name_s: float = 20e-6, reprobe_passes: int = 10) -> None:
+                 settle_s: float = 0.003, settle_per_name_s: float = 10e-6, reprobe_passes: int = 10) -> None:
         self.directory = directory
         self.period_s = period_s
         self.margin_s = margin_s
