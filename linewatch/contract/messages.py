@@ -244,6 +244,11 @@ class Verdict(Message):
     source: str = Field(default="", description="Raw file of the prediction that triggered this evaluation.")
     ingest_time_ms: int = 0
     decided_at_ms: int = 0
+    # -- issue 10: additive, optional ----------------------------------------------------------------
+    withheld: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "modality -> the classes its input could not judge in this evaluation (Prediction.withheld, e.g. "
+        "audio imbalance before the machine's healthy sound is learnt); the modality's entry in "
+        "``modalities`` is read without them, and the fusion left them to the other modalities."))
 
 
 class AlertSeverity(StrEnum):

@@ -145,9 +145,9 @@ class FusionHandler:
             reasons.append(f"{prior} cleared after {s.clear_m} clean windows")
         if result.missing:
             reasons.append("missing or late: " + ", ".join(result.missing))
-        blind = {m: p.withheld for m, p in sorted(window.items()) if p.withheld}
+        blind = {m: sorted(p.withheld) for m, p in sorted(window.items()) if p.withheld}
         if blind:  # classes a modality could not judge here (models.withheld_classes)
-            reasons.append("not judged: " + "; ".join(f"{m} {', '.join(sorted(w))}" for m, w in blind.items()))
+            reasons.append("not judged: " + "; ".join(f"{m} {', '.join(w)}" for m, w in blind.items()))
         normal_p = result.probabilities.get("normal", 0.0) if "normal" in classes else 0.0
         return Verdict(
             asset_id=msg.asset_id, event_time_ms=t, label=label or "normal", confidence=round(result.confidence, 6),
@@ -157,7 +157,7 @@ class FusionHandler:
             severity=round(min(max(1.0 - normal_p, 0.0), 1.0), 6), coverage=round(result.coverage, 6),
             missing=list(result.missing), input_entry_ids={m: p.entry_id for m, p in window.items()},
             models={m: p.model for m, p in window.items()}, source=msg.source, ingest_time_ms=msg.ingest_time_ms,
-            decided_at_ms=now_ms)
+            decided_at_ms=now_ms, withheld=blind)
 
     def _served_label(self, modality: str, p: LatestPrediction, classes: list[str]) -> str:
         """What ``modality`` says as the fusion reads it (as ``linewatch inspect`` reports it): its

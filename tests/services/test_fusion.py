@@ -78,6 +78,7 @@ def test_a_class_the_audio_input_withholds_is_left_to_the_other_modalities(redis
         blind = v.asset_id != "PMP-03"
         assert v.modalities["audio"] == ("normal" if blind else "imbalance"), (v.asset_id, v.modalities)
         assert ("not judged: audio imbalance" in v.reasons) == blind, (v.asset_id, v.reasons)
+        assert v.withheld == ({"audio": ["imbalance"]} if blind else {}), (v.asset_id, v.withheld)
 
 
 def test_missing_modality_degrades_confidence_without_blocking(redis_client: redis.Redis,

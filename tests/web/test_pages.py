@@ -62,6 +62,21 @@ def test_plots_are_images_of_the_data(stack: WebStack) -> None:
     assert h.get("/api/v1/explanations/0-0").status_code == 404
 
 
+def test_asset_page_says_what_a_modality_could_not_judge(stack: WebStack) -> None:
+    """A verdict whose audio was read without the machine's healthy sound shows audio's withheld
+    imbalance as a badge on that verdict's row, in the page and the API; a verdict without one shows none."""
+    t = 1_700_000_000_000
+    seed.add(stack.client, stack.names.verdicts("PRS-02"),
+             seed.verdict("PRS-02", "normal", state="normal", t_ms=t, withheld={"audio": ["imbalance"]}))
+    seed.add(stack.client, stack.names.verdicts("PRS-02"), seed.verdict("PRS-02", "normal", state="normal", t_ms=t + 1000))
+    h = stack.http("olga")
+    page = h.get("/assets/PRS-02").text
+    assert page.count('class="badge withheld"') == 1
+    assert "not judged: imbalance" in page and 'title="audio could not judge imbalance' in page
+    verdicts = h.get("/api/v1/assets/PRS-02").json()["verdicts"]
+    assert sorted(str(v["withheld"]) for v in verdicts) == ["{'audio': ['imbalance']}", "{}"]
+
+
 def test_inbox_orders_unacknowledged_first_and_folds_flood_groups(stack: WebStack) -> None:
     assets = ["PMP-01", "PRS-02", "CNV-03", "PMP-04", "PRS-05", "CNV-06"]
     for a in assets:  # more than flood_threshold (3) new alerts: the rest join one flood group
