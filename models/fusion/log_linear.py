@@ -10,8 +10,10 @@ names bearing wear and cavitation, not a loose lug it cannot hear)
 with per-modality, per-class weights ``w`` (how far a modality is trusted on a class: a PLC window
 barely sees a bearing defect the microphone hears clearly) a per-class log-prior ``b`` (the
 fused false-alarm budget: ``b[normal]`` > 0 asks for more evidence before a fault) and per-modality
-offsets ``β`` that only count when the modality is present. The shipped
-values are fitted on the validation split (``models.fusion.fit``, ``models/default/fusion.json``).
+offsets ``β`` that only count when the modality is present. The fused log-scores are divided by a
+temperature ``T`` before the softmax (fitted last, on the validation NLL: the pooled experts are
+overconfident, ``models.fusion.fit.fit_fused_temperature``); it never changes the top class. The
+shipped values are fitted on the validation split (``models.fusion.fit``, ``models/default/fusion.json``).
 Missing modalities are skipped, never waited for; they lower ``confidence`` by the share of weight
 that is missing (``coverage``).
 
@@ -63,6 +65,10 @@ class FusionWeights:
     #: ``modality_bias[modality][class]``: a log-offset added when that modality is present (it
     #: cancels the class prior the modality's own calibration baked in; absent modality: nothing).
     modality_bias: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: Divides the fused log-scores before the softmax (> 0; 1: none). Fitted on the validation
+    #: split after everything else, so the fused probabilities (``confidence``, the verdict's
+    #: ``severity``) mean what they say; the label is the same at any temperature.
+    temperature: float = 1.0
 
     def restrict(self, modality: str, probabilities: Mapping[str, float], classes: Sequence[str]) -> dict[str, float]:
         """``probabilities`` renormalised over what ``modality`` may name (see ``visible``).
@@ -104,13 +110,14 @@ class FusionWeights:
         raw = json.loads(Path(path).read_text())
         return cls(weights=raw.get("weights", {}), default=float(raw.get("default", 1.0)),
                    impossible=raw.get("impossible", {}), bias=raw.get("bias", {}), visible=raw.get("visible", {}),
-                   modality_bias=raw.get("modality_bias", {}))
+                   modality_bias=raw.get("modality_bias", {}), temperature=float(raw.get("temperature", 1.0)))
 
     def to_json(self) -> dict:
         return {"weights": {m: dict(w) for m, w in self.weights.items()}, "default": self.default,
                 "impossible": {k: list(v) for k, v in self.impossible.items()}, "bias": dict(self.bias),
                 "visible": {k: list(v) for k, v in self.visible.items()},
-                "modality_bias": {m: dict(b) for m, b in self.modality_bias.items()}}
+                "modality_bias": {m: dict(b) for m, b in self.modality_bias.items()},
+                "temperature": self.temperature}
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,9 @@ def fuse(
     'imbalance'
     >>> round(fuse(loud, classes=cls, weights=w, withheld={"audio": ["imbalance"]}).probabilities["imbalance"], 3)
     0.8
+    >>> warm = fuse(loud, classes=cls, weights=FusionWeights(visible={"audio": ["imbalance"]}, temperature=2.0))
+    >>> warm.label, round(warm.probabilities["imbalance"], 3)   # the same label, less sure
+    ('imbalance', 0.857)
     """
     withheld = withheld or {}
     weights = weights or FusionWeights()
@@ -171,7 +181,8 @@ def fuse(
         for c in possible:
             scores[c] += term[c]
     top = max(scores.values())
-    exp = {c: math.exp(s - top) for c, s in scores.items()}
+    t = weights.temperature if weights.temperature > 0 else 1.0
+    exp = {c: math.exp((s - top) / t) for c, s in scores.items()}
     z = sum(exp.values())
     fused = {c: (exp[c] / z if c in exp else 0.0) for c in classes}
     label = max(possible, key=lambda c: fused[c]) if present else possible[0]

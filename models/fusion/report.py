@@ -3,8 +3,9 @@
 :func:`fit_and_report_fusion` (used by ``scripts/package_models.py`` and
 ``scripts/refit_fusion.py``): the registry's latest serving models score every sample, the fusion
 is fitted on the validation split's probabilities and written to ``<registry>/fusion.json``; the
-fused evaluation on test and unseen (all modalities and every subset) goes to
-``fusion_report.json`` and ``fusion_recall_vs_severity.png``.
+fused evaluation on test and unseen (all modalities and every subset, the ECE with and without the
+fitted temperature) goes to ``fusion_report.json``, ``fusion_recall_vs_severity.png`` and
+``fusion_reliability.png``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
                           record: dict | None = None) -> dict:
     """Fusion weights on validation at ``budget``, fused metrics on test and unseen; ``record``
     (how the budget was chosen) goes into the report."""
-    from models.fusion.fit import fit_fusion, fuse_arrays
+    from dataclasses import replace
+
+    from models.fusion.fit import fit_fused_temperature, fit_fusion, fuse_arrays
+    from models.training.calibration import reliability_png
     from models.registry import ModelRegistry
     from models.training.evaluation import evaluate, severity_curves_png
 
@@ -75,14 +79,20 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
 
     visible = visible_classes()
     val = split["val"]
-    weights = fit_fusion(probs(train, val), train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
-                         visible, serving_withheld(train, val, classes))
+    val_probs, val_blind = probs(train, val), serving_withheld(train, val, classes)
+    weights = fit_fusion(val_probs, train.y[val], classes, budget, possible(train.asset_types[val]), impossible,
+                         visible, val_blind)
+    untempered = weights
+    weights = replace(weights, temperature=round(fit_fused_temperature(
+        val_probs, weights, train.y[val], classes, possible(train.asset_types[val]), val_blind), 4))
     (registry_dir / "fusion.json").write_text(json.dumps(weights.to_json(), indent=1) + "\n")
     report = {"fitted_on": "validation split (INT8 serving models' probabilities, withheld classes honoured)",
               "fpr_budget": budget,
               "models": {m: registry.latest(m).version for m in ("plc", "thermal", "audio")},
               **({"budget_choice": record} if record is not None else {}),
-              "weights": weights.to_json()}
+              "weights": weights.to_json(),
+              "temperature": {"value": weights.temperature, "fitted_on": "validation NLL of the fused distribution, "
+                              "pooled over every subset of the modalities (models.fusion.fit.fit_fused_temperature)"}}
     evals = {}
     for name, ds, idx in (("test", train, split["test"]), ("unseen", unseen, None)):
         y = ds.y[idx] if idx is not None else ds.y
@@ -93,6 +103,11 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         fused = fuse_arrays(p, weights, classes, possible(types), blind)
         evals[name] = evaluate(fused, y, sev, classes)
         report[name] = evals[name].to_dict()
+        report[name]["ece_untempered"] = evaluate(fuse_arrays(p, untempered, classes, possible(types), blind), y, sev,
+                                                  classes).ece
+        if name == "test":
+            reliability_png(fused, y, registry_dir / "fusion_reliability.png",
+                            f"fused verdict, test split (temperature {weights.temperature:.2f})")
         from itertools import combinations
 
         from models.fusion.fit import restrict_arrays
@@ -112,7 +127,9 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
     (registry_dir / "fusion_report.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
     severity_curves_png({f"{k} split": v for k, v in evals.items()}, registry_dir / "fusion_recall_vs_severity.png",
                         "fused verdict (all modalities of a machine): recall vs fault severity")
-    print(json.dumps({"fusion": {k: {"macro_f1_past_moderate": v.macro_f1_past_moderate, "healthy_fpr": v.healthy_fpr,
+    print(json.dumps({"temperature": weights.temperature,
+                      "fusion": {k: {"macro_f1_past_moderate": v.macro_f1_past_moderate, "healthy_fpr": v.healthy_fpr,
+                                     "ece": v.ece, "ece_untempered": report[k]["ece_untempered"],
                                      "recall": v.recall_past_moderate} for k, v in evals.items()},
                       "drop": report["unseen_drop_points"]}, default=float), flush=True)
     return report
