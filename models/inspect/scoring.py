@@ -97,12 +97,14 @@ class AssetVerdict:
     coverage: float
     modalities: dict[str, str]
     files: list[str]
+    #: modality -> the classes its files could not show (as ``Verdict.withheld`` on the live line)
+    withheld: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {"asset_id": self.asset_id, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()},
                 "confidence": round(self.confidence, 6), "coverage": round(self.coverage, 6),
-                "modalities": self.modalities, "files": self.files}
+                "modalities": self.modalities, "files": self.files, "withheld": self.withheld}
 
 
 class Inspector:
@@ -369,7 +371,8 @@ class Inspector:
             fused = fuse(fused_in, classes=tuple(classes), weights=self.fusion, expected=tuple(per_mod),
                          asset_type=profile.asset_type, withheld=withheld_by_asset[aid])
             verdicts.append(AssetVerdict(aid, fused.label, fused.probabilities, fused.confidence, fused.coverage,
-                                         {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid]))
+                                         {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid],
+                                         {m: sorted(w) for m, w in sorted(withheld_by_asset[aid].items()) if w}))
         return results, verdicts
 
 

@@ -192,6 +192,8 @@ def test_a_reciprocating_machine_s_audio_withholds_bearing_wear_and_thermal_stil
         assert audio.label != "bearing_wear" and any("reciprocating" in w for w in audio.warnings), audio.warnings
         assert thermal.label == "bearing_wear" and not thermal.withheld, thermal.probabilities
         assert [v.label for v in verdicts] == ["bearing_wear"], verdicts
+        assert verdicts[0].withheld == {"audio": ["bearing_wear", "imbalance"]}, verdicts[0].withheld
+        assert verdicts[0].to_json()["withheld"] == {"audio": ["bearing_wear", "imbalance"]}
 
 
 def test_a_frame_read_through_proposed_boxes_names_no_thermal_fault_and_lists_the_boxes(plant, tmp_path) -> None:
