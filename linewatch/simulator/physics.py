@@ -237,6 +237,9 @@ class AssetPhysics:
         self.dt = 1.0 / config.plc_rate_hz
         self._speed_state: float | None = None
         self._temp_state: list[float] | None = None
+        # the machine's laws, drawn once (pure functions of it); a line-fed machine needs none
+        self._laws = self._speed_laws() if self.drive_fraction != 1.0 else (0.0, 2.0, 0.0)
+        self._cavitation = self._cavitation_law()
 
     def _speed_laws(self) -> tuple[float, float, float]:
         """The machine's own answer to its drive's speed (a pure function of the machine): the share
@@ -347,9 +350,9 @@ class AssetPhysics:
 
         # Vibration velocity RMS (mm/s)
         kd = self.drive_fraction
-        still, power, static = self._speed_laws() if kd != 1.0 else (0.0, 2.0, 0.0)
+        still, power, static = self._laws
         follows = still + (1.0 - still) * kd**power
-        lost, pulse, bursts = self._cavitation_law()
+        lost, pulse, bursts = self._cavitation
         v_cav = 2.5 * e_cav * sf * (1.0 + bursts * np.abs(hash_normal(self.key + 24, idx))) if bursts else 2.5 * e_cav * sf
         v_h = a.vib_base_mm_s * (0.55 + 0.45 * load) * sf**2 * follows + 0.05
         v_imb = np.where(misalign, 6.0, 8.0) * e_imb * sf**2 * kd**power
