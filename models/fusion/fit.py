@@ -187,7 +187,7 @@ def fuse_arrays(per_modality: Mapping[str, np.ndarray], weights: FusionWeights, 
             terms[i] = np.where(blind[m], terms[i][:, :1], terms[i])
     s = terms.sum(axis=0) + b[None, :]
     s = np.where(possible, s, -np.inf) if possible is not None else s
-    s = (s - s.max(axis=1, keepdims=True)) / (weights.temperature if weights.temperature > 0 else 1.0)
+    s = (s - s.max(axis=1, keepdims=True)) / weights.temperature
     e = np.exp(s) if possible is None else np.where(possible, np.exp(s), 0.0)
     return e / e.sum(axis=1, keepdims=True)
 

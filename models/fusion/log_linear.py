@@ -70,6 +70,11 @@ class FusionWeights:
     #: ``severity``) mean what they say; the label is the same at any temperature.
     temperature: float = 1.0
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"fusion temperature must be a positive number, got {self.temperature!r}: "
+                             "refit the fusion (scripts/refit_fusion.py) or remove the key (1: none)")
+
     def restrict(self, modality: str, probabilities: Mapping[str, float], classes: Sequence[str]) -> dict[str, float]:
         """``probabilities`` renormalised over what ``modality`` may name (see ``visible``).
 
@@ -181,8 +186,7 @@ def fuse(
         for c in possible:
             scores[c] += term[c]
     top = max(scores.values())
-    t = weights.temperature if weights.temperature > 0 else 1.0
-    exp = {c: math.exp((s - top) / t) for c, s in scores.items()}
+    exp = {c: math.exp((s - top) / weights.temperature) for c, s in scores.items()}
     z = sum(exp.values())
     fused = {c: (exp[c] / z if c in exp else 0.0) for c in classes}
     label = max(possible, key=lambda c: fused[c]) if present else possible[0]

@@ -115,11 +115,13 @@ def fit_and_report_fusion(registry_dir: Path, train, unseen, split: dict, budget
         report[name]["subsets"] = {}
         for k in (1, 2):
             for subset in combinations(("audio", "plc", "thermal"), k):
-                ev = evaluate(fuse_arrays({m: p[m] for m in subset}, weights, classes, possible(types), blind), y, sev,
-                              classes)
+                some = {m: p[m] for m in subset}
+                ev = evaluate(fuse_arrays(some, weights, classes, possible(types), blind), y, sev, classes)
                 report[name]["subsets"]["+".join(subset)] = {
                     "macro_f1_past_moderate": ev.macro_f1_past_moderate, "healthy_fpr": ev.healthy_fpr,
-                    "recall_past_moderate": ev.recall_past_moderate}
+                    "recall_past_moderate": ev.recall_past_moderate, "ece": ev.ece,
+                    "ece_untempered": evaluate(fuse_arrays(some, untempered, classes, possible(types), blind), y, sev,
+                                               classes).ece}
         report[name]["per_modality_macro_f1_past_moderate"] = {
             m: evaluate(v, y, sev, classes).macro_f1_past_moderate
             for m, v in restrict_arrays(p, visible, classes).items()}

@@ -51,6 +51,9 @@ def test_temperature_round_trips_and_old_files_load_as_one(tmp_path: Path) -> No
     del old["temperature"]
     path.write_text(json.dumps(old))
     assert FusionWeights.load(path).temperature == 1.0
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="refit the fusion"):
+            FusionWeights(temperature=bad)
 
 
 @pytest.mark.skipif(not (DEFAULT_ROOT / "fusion.json").exists(), reason="no shipped fusion.json")
