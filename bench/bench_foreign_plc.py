@@ -98,7 +98,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -768,8 +768,16 @@ def _extra_column(m: Machine, s: Sample, x: dict[str, Arr], what: str, rng: np.r
     return [""] * n
 
 
-def generate_machine(job: tuple[int, int, int, int, int, str]) -> dict[str, Any]:
-    index, seed, n_machines, healthy, per_class, data = job
+def commissioning_sample(m: Machine, seed: int) -> Sample:
+    """A healthy run of the machine at its rated speed, two days before the scored samples (what a
+    commissioning export or a healthy day of the historian gives; ``--healthy-plc``). Its own random
+    stream: the scored samples are the same with or without it."""
+    s = plan_samples(m, seed + 7919, 1, 0)[0]
+    return replace(s, index=999, sf=1.0, duration_s=60.0, start=START - timedelta(days=2, hours=m.index % 12))
+
+
+def generate_machine(job: tuple[int, int, int, int, int, str, bool]) -> dict[str, Any]:
+    index, seed, n_machines, healthy, per_class, data, commissioning = job
     m = draw_machine(index, seed, n_machines)
     out = Path(data)
     samples = plan_samples(m, seed, healthy, per_class)
@@ -782,7 +790,12 @@ def generate_machine(job: tuple[int, int, int, int, int, str]) -> dict[str, Any]
         d = asdict(s)
         d["start"] = _iso(s.start)
         recs.append(d)
-    return {"machine": machine_summary(m), "samples": recs}
+    reference = None
+    if commissioning:
+        c = commissioning_sample(m, seed)
+        (out / "commissioning" / "plc").mkdir(parents=True, exist_ok=True)
+        reference = str(writer(m, c, simulate(m, c, seed), out / "commissioning", np.random.default_rng([seed, 16, m.index])))
+    return {"machine": machine_summary(m), "samples": recs, "commissioning": reference}
 
 
 def machine_summary(m: Machine) -> dict[str, Any]:
@@ -801,8 +814,10 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 
 
 def score(samples: list[dict[str, Any]], assets: Path, workers: int, batch: int, seed: int, code: Path | None,
-          registry: Path | None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """inspect calls of ``batch`` files each (machines mixed), ``workers`` at a time."""
+          registry: Path | None, references: dict[str, str] | None = None
+          ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """inspect calls of ``batch`` files each (machines mixed), ``workers`` at a time; ``references``
+    (asset -> its commissioning export) go with each call as ``--healthy-plc`` for the machines in it."""
     from tqdm import tqdm
 
     files = [s["file"] for s in samples]
@@ -812,7 +827,10 @@ def score(samples: list[dict[str, Any]], assets: Path, workers: int, batch: int,
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
     with ThreadPoolExecutor(workers) as pool, tqdm(total=len(calls), desc="inspect", unit="call") as bar:
-        futures = [pool.submit(run_inspect, c, assets, code, registry) for c in calls]
+        asset_of = {s["file"]: s["asset_id"] for s in samples}
+        extras = [[a for aid in sorted({asset_of[f] for f in c} & set(references or {}))
+                   for a in ("--healthy-plc", (references or {})[aid])] for c in calls]
+        futures = [pool.submit(run_inspect, c, assets, code, registry, e) for c, e in zip(calls, extras, strict=True)]
         for call, fut in zip(calls, futures, strict=True):
             recs, stderr, rc, secs = fut.result()
             for r in recs:
@@ -1087,11 +1105,16 @@ def main() -> None:
                     help="score with the working tree's linewatch, or with HEAD exported by `git archive`")
     ap.add_argument("--registry", type=Path, default=None,
                     help="score with this model registry (working tree's code; default: the shipped models)")
+    ap.add_argument("--healthy-plc", action="store_true",
+                    help="write a healthy commissioning export per machine (rated speed, two days before the "
+                    "samples) and score every file with it (linewatch inspect --healthy-plc)")
     ap.add_argument("--no-what-if", dest="what_if", action="store_false",
                     help="skip the diagnostic rescoring of pressure-less machines with a constant pressure tag")
     args = ap.parse_args()
     if args.registry is not None and args.code != "tree":
         ap.error("--registry scores with the working tree's code: leave --code at tree")
+    if args.healthy_plc and args.code != "tree":
+        ap.error("--healthy-plc needs the working tree's linewatch inspect: leave --code at tree")
     t0 = time.time()
     data = args.data or Path(os.environ.get("TMPDIR", "/tmp")) / f"foreign_plc_{args.seed}"
     if data.exists():
@@ -1103,14 +1126,16 @@ def main() -> None:
     assets = data / "assets.json"
     write_assets(machines_list, assets)
     code, code_info = code_snapshot(args.code, data)
-    jobs = [(i, args.seed, args.machines, args.healthy, args.per_class, str(data)) for i in range(args.machines)]
+    jobs = [(i, args.seed, args.machines, args.healthy, args.per_class, str(data), args.healthy_plc)
+            for i in range(args.machines)]
     with ProcessPoolExecutor(max(1, min(args.workers, 2))) as pool:
         results = list(pool.map(generate_machine, jobs))
     t_gen = time.time() - t0
     samples = [s for r in results for s in r["samples"]]
     machines = {r["machine"]["asset_id"]: r["machine"] for r in results}
     t1 = time.time()
-    by_file, logs = score(samples, assets, args.workers, args.batch, args.seed, code, args.registry)
+    references = {r["machine"]["asset_id"]: r["commissioning"] for r in results if r["commissioning"]}
+    by_file, logs = score(samples, assets, args.workers, args.batch, args.seed, code, args.registry, references)
     t_score = time.time() - t1
     rows = attach(samples, by_file, machines, data)
     visible = visible_classes(rows)
@@ -1121,6 +1146,7 @@ def main() -> None:
     report = {
         "command": " ".join([".venv/bin/python", "bench/bench_foreign_plc.py", *sys.argv[1:]]),
         "seed": args.seed, "code": code_info, "registry": str(args.registry) if args.registry else "models/default",
+        "healthy_plc": "a commissioning export per machine (--healthy-plc)" if args.healthy_plc else None,
         "host": platform.node(), "cpus": os.cpu_count(), "workers": args.workers, "batch": args.batch,
         "generation_s": round(t_gen, 1), "scoring_s": round(t_score, 1), "total_s": None,
         "counts": {"machines": len(machines), "files": len(samples),

@@ -1,4 +1,4 @@
-"""The learned PLC pressure baseline on held-out machines, scored by the shipped INT8 PLC model.
+"""The learned PLC pressure and vibration baseline on held-out machines, scored by the shipped INT8 PLC model.
 
     .venv/bin/python bench/bench_plc_baseline.py --out bench/results/plc_baseline.json
 
@@ -9,7 +9,7 @@ of ``bench/bench_generalisation.py``) are rendered, with the same renderer and f
 (``scripts/render_plc_data.py``). For each held-out machine a *learning stream* is rendered: its
 own healthy operation (the simulator's draw of ``normal`` samples of that machine, incipient
 faults and sensor drift included, at other times, loads and drive speeds than the scored windows),
-fed in time order through :class:`pipeline.features.plc_baseline.PressureBaseline` with the job's
+fed in time order through :class:`pipeline.features.plc_baseline.PlcBaseline` with the job's
 rules until it has learnt or ``--max-learning-windows`` were offered. The scored windows never
 enter the learning stream.
 
@@ -23,7 +23,13 @@ restricted to the PLC model's visible classes as in ``fusion.json``):
   machines): ``before`` / ``learned`` / ``true_nameplate``;
 * ``faulty_start``: pumps whose learning stream is their own *cavitation* (severities as in the
   dataset): how many learn at all, the learnt level over the true one, and cavitation recall past
-  moderate on the scored windows with that level.
+  moderate on the scored windows with that level;
+* ``vibration``: the ``assets.json`` of the dataset with the machine's learnt normal vibration
+  (``learned_vibration``; the model reads vibration relative to it where it is above the fleet's normal
+  range, :func:`pipeline.features.plc_physics.vibration_scale`) and with one learnt from its own
+  *imbalance* (``learned_while_imbalanced``, every machine's learning stream its imbalance at one
+  severity, the stream's first draw: what a machine that is already imbalanced at commissioning
+  gives), against ``before``.
 
 Metrics per group: healthy false-positive rate, recall past moderate severity (>= 0.5) of
 cavitation / cooling failure / imbalance, macro-F1 past moderate; and docs/models.md's *held-out*
@@ -65,11 +71,15 @@ def _stream(asset, ai: int, fleet_seed: int, label: str, n: int, domain) -> list
 
 
 def learn(raws: np.ndarray, specs: list, rules, nominal_rpm: float | None):
-    from pipeline.features.plc_baseline import PressureBaseline
+    """The job's learner over a stream in time order, until both levels are learnt."""
+    from pipeline.features.plc_baseline import PlcBaseline
 
-    b = PressureBaseline(rules)
+    b = PlcBaseline(rules)
     for raw, s in zip(raws, specs, strict=True):
-        if b.observe(raw, int(round(s.t_s * 1000)), nominal_rpm):
+        t_ms = int(round(s.t_s * 1000))
+        b.observe(raw, t_ms, nominal_rpm)
+        b.observe_vibration(raw, t_ms, nominal_rpm)
+        if b.learned and b.learned_vib_mm_s is not None:
             break
     return b
 
@@ -144,7 +154,7 @@ def main() -> None:
     from models.fusion import FusionWeights
     from models.registry import ModelRegistry
     from pipeline.features.plc_baseline import BaselineRules
-    from pipeline.features.plc_physics import plc_vector
+    from pipeline.features.plc_physics import FLEET_NORMAL_VIBRATION_MM_S, plc_vector
 
     if args.split != "all" and (args.samples_per_class, args.assets, args.seed, args.domain) != (6000, 900, 11, "train"):
         print("warning: not the v4 world (6000 / 900 / 11): held-out machines may be training machines of v4",
@@ -180,8 +190,12 @@ def main() -> None:
         b = learn(_render(renderer, stream), stream, rules, nominal_rpm)
         learned[ai] = {"asset_id": a.asset_id, "asset_type": a.asset_type, "vfd": bool(a.extra.get("vfd")),
                        "true_bar": a.pressure_nominal_bar, "learned_bar": b.learned_bar, "offered": b.seen,
-                       "rejected": b.rejected, "restarts": b.restarts,
+                       "rejected": b.rejected, "restarts": b.restarts, "learned_vib_mm_s": b.learned_vib_mm_s,
+                       "vib_rejected": b.vib_rejected, "vib_restarts": b.vib_restarts,
                        "nameplate_has_pressure": profiles[a.asset_id].pressure_nominal_bar is not None}
+        imb = _stream(a, ai, args.seed + 2, "imbalance", args.max_learning_windows, domain)[: args.max_learning_windows]
+        imb = [replace(s, severity=imb[0].severity) for s in imb]  # one imbalance, as a machine has it for weeks
+        learned[ai]["learned_vib_while_imbalanced"] = learn(_render(renderer, imb), imb, rules, nominal_rpm).learned_vib_mm_s
         if a.asset_type == "pump":
             cav = _stream(a, ai, args.seed + 1, "cavitation", args.max_learning_windows, domain)
             cav = cav[: args.max_learning_windows]
@@ -211,6 +225,9 @@ def main() -> None:
     def with_faulty(base):
         return lambda s: base(s).with_learned_pressure(faulty.get(s.asset_index, {}).get("learned_bar"))
 
+    def with_vibration(key: str):
+        return lambda s: as_is(s).with_normal_vibration(learned[s.asset_index][key])
+
     unknown = np.array([profiles[i].pressure_nominal_bar is None for i in ids])
     pumps = types == "pump"
     probs: dict[str, dict[str, np.ndarray]] = {}
@@ -220,6 +237,10 @@ def main() -> None:
         for variant, profile_of in (("before", base), ("learned", with_learned(base)), ("true_nameplate", with_true(base))):
             probs[name][variant], z = score(session, vectors(profile_of), types, weights, classes)
             heldout[name][variant] = heldout_fpr(z, y, sev, ids, types, classes, args.heldout_budget)
+    probs["vibration"] = {"before": probs["nameplate_as_is"]["before"]}
+    for variant, key in (("learned_vibration", "learned_vib_mm_s"),
+                         ("learned_while_imbalanced", "learned_vib_while_imbalanced")):
+        probs["vibration"][variant] = score(session, vectors(with_vibration(key)), types, weights, classes)[0]
     probs["faulty_start"] = {"learned_from_cavitation": score(session, vectors(with_faulty(removed)), types, weights,
                                                               classes)[0]}
     groups_of = {
@@ -227,6 +248,12 @@ def main() -> None:
         "pressure_removed": {"all_machines": np.ones(len(y), bool), "pumps": pumps,
                              **{f"type_{t}": types == t for t in sorted(set(types.tolist()))}},
         "faulty_start": {"pumps": pumps},
+        "vibration": {"all_machines": np.ones(len(y), bool),
+                      "normal_above_fleet_range": np.array([(learned[s.asset_index]["learned_vib_mm_s"] or 0.0)
+                                                            > FLEET_NORMAL_VIBRATION_MM_S for s in scored]),
+                      "imbalanced_learning_above_fleet_range": np.array([
+                          (learned[s.asset_index]["learned_vib_while_imbalanced"] or 0.0) > FLEET_NORMAL_VIBRATION_MM_S
+                          for s in scored])},
     }
     results: dict = {}
     for scenario, variants in probs.items():
@@ -258,6 +285,15 @@ def main() -> None:
                                   "p05_p95": [float(x) for x in np.percentile(ratio, [5, 95])] if ratio else None},
             "median_windows_offered": float(np.median([m["offered"] for m in learned_list if m["learned_bar"]]))
             if ratio else None,
+            "vibration_learned_share": sum(m["learned_vib_mm_s"] is not None for m in learned_list)
+            / max(len(learned_list), 1),
+            "vibration_mm_s_p05_p50_p95": [float(x) for x in np.percentile(
+                [m["learned_vib_mm_s"] for m in learned_list if m["learned_vib_mm_s"]], [5, 50, 95])]
+            if any(m["learned_vib_mm_s"] for m in learned_list) else None,
+            "vibration_above_fleet_range": sum((m["learned_vib_mm_s"] or 0.0) > FLEET_NORMAL_VIBRATION_MM_S
+                                               for m in learned_list),
+            "vibration_while_imbalanced_above_fleet_range": sum(
+                (m["learned_vib_while_imbalanced"] or 0.0) > FLEET_NORMAL_VIBRATION_MM_S for m in learned_list),
         },
         "faulty_start": {
             "pumps": len(faulty), "learned_share": sum(m["learned_bar"] is not None for m in faulty.values())

@@ -87,11 +87,13 @@ class FlinkSettings(BaseModel):
         description="Learning period of the per-asset PLC pressure baseline, in accepted 10 s windows (at most one "
         "per 10 s: 60 = at least 10 min of steady running at rated speed without alarms): an asset whose "
         "assets.json entry has no pressure_nominal_bar learns its running pressure and the PLC model reads it as "
-        "the nominal pressure (pipeline.features.plc_baseline, docs/features.md). 0 turns learning off.",
+        "the nominal pressure; one without vibration_normal_mm_s learns its normal vibration level, which the model "
+        "reads vibration against where it is above the training fleet's 3.2 mm/s (pipeline.features.plc_baseline, "
+        "docs/features.md). 0 turns learning off.",
     )
     plc_pressure_baseline_relearn: dict[str, int] = Field(
         default_factory=dict,
-        description="Asset id -> generation: an asset whose learned pressure baseline was learnt under another "
+        description="Asset id -> generation: an asset whose learned pressure and vibration baseline was learnt under another "
         "generation (0 by default) forgets it and learns again at its next PLC file (e.g. after a repair; raise the "
         "number to do it again). The stats counter plc_pressure_baseline_reset counts it.",
     )

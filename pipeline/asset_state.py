@@ -11,8 +11,9 @@ state                     content                                   read / writt
                           arrives, one map entry per line
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
-``plc-pressure-baseline`` learned running pressure (JSON, < 2 KB;    PLC files of assets whose
-                          ``pipeline.features.plc_baseline``)       nameplate lacks it
+``plc-pressure-baseline`` learned running pressure and normal        PLC files of assets whose
+                          vibration (JSON, < 2 KB;                   assets.json lacks either
+                          ``pipeline.features.plc_baseline``)
 ``audio-baseline``        learned healthy shaft-harmonic levels     read by audio clips, written
                           (JSON, < 1 KB;                            only while the asset learns
                           ``pipeline.features.audio_baseline``)
@@ -213,13 +214,13 @@ class AssetState:
 
     @property
     def pressure(self) -> Any:
-        """``pipeline.features.plc_baseline.PressureBaseline`` of the asset, or None before it is needed."""
+        """``pipeline.features.plc_baseline.PlcBaseline`` (pressure and vibration) of the asset, or None before it is needed."""
         if not self._pressure_loaded:
             text = self.pressure_loader() if self.pressure_loader is not None else None
             if text:
-                from pipeline.features.plc_baseline import PressureBaseline
+                from pipeline.features.plc_baseline import PlcBaseline
 
-                self._pressure = PressureBaseline.from_state(json.loads(text))
+                self._pressure = PlcBaseline.from_state(json.loads(text))
             self._pressure_loaded = True
         self.pressure_touched = True
         return self._pressure

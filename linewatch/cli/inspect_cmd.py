@@ -32,6 +32,12 @@ def inspect(
                                                "at a similar load (e.g. its commissioning survey; repeatable, any "
                                                "camera position): its frames are read against it, which is how "
                                                "thermal tells a cooling failure from a machine that runs hot anyway."),
+    healthy_plc: list[Path] = typer.Option([], "--healthy-plc", exists=True, dir_okay=False,
+                                           help="A PLC export (CSV / JSON lines) of the same machine in normal "
+                                           "operation (repeatable): gives its running pressure where assets.json "
+                                           "has no nominal pressure and its normal vibration, which is how the PLC "
+                                           "model tells an imbalance from a machine that runs rough anyway (a piston "
+                                           "compressor), as the live job learns them."),
 ) -> None:
     """Score recorded files and print per-file class probabilities and, for several modalities of
     one machine, the fused verdict.
@@ -46,7 +52,8 @@ def inspect(
     try:
         profiles = load_assets(assets)
         inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
-        results, verdicts = inspector.score(list(files), asset, list(healthy_audio), list(healthy_thermal))
+        results, verdicts = inspector.score(list(files), asset, list(healthy_audio), list(healthy_thermal),
+                                            list(healthy_plc))
     except (InspectInputError, LookupError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

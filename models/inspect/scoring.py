@@ -29,6 +29,7 @@ from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
+from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
@@ -187,23 +188,17 @@ class Inspector:
             warnings.append("no machine id (use --asset or <ASSET>-<stamp> file names): scored without assets.json")
         return AssetProfile(asset_id=asset_id or "")
 
-    def _plc(self, path: Path, asset_id: str | None, result: FileResult) -> tuple[list[np.ndarray], float | None]:
-        from pipeline.features.messages import plc_features_message
-        from pipeline.features.plc_window import (
-            PlcWindow,
-            plc_feature_names,
-            plc_window_features,
-            plc_windows,
-        )
+    def _plc_windows(self, path: Path, asset_id: str | None, notes: list[str]) -> tuple[str, list]:
+        """The machine of a PLC file and its non-overlapping 10 s windows (the whole file as one window
+        when it is shorter)."""
+        from pipeline.features.plc_window import PlcWindow, plc_window_features, plc_windows
 
-        samples = read_plc(path, asset_id, default_asset=self.asset_of(path), notes=result.warnings)
+        samples = read_plc(path, asset_id, default_asset=self.asset_of(path), notes=notes)
         assets = sorted({s.asset_id for s in samples})
         if len(assets) > 1:
-            result.warnings.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")
+            notes.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")
         asset = asset_id or assets[0]
-        result.asset_id = asset
         samples = [s for s in samples if s.asset_id == asset]
-        profile = self.profile(asset, result.warnings)
         first, last = min(s.timestamp_ms for s in samples), max(s.timestamp_ms for s in samples)
         windows = [w for w in plc_windows(samples).get(asset, [])
                    if w.start_ms >= first and w.end_ms <= last + 1][::10]  # non-overlapping 10 s windows
@@ -219,14 +214,59 @@ class Inspector:
             bad = np.array([s.quality == "Bad" for s in samples])
             windows = [PlcWindow(asset, first, last + 1, plc_window_features(ts, vals, (), bad), len(samples), {},
                                  first, last)]
-            result.warnings.append(f"{(last - first) / 1000:.1f} s of data: shorter than one 10 s window")
+            notes.append(f"{(last - first) / 1000:.1f} s of data: shorter than one 10 s window")
+        return asset, windows
+
+    def _plc(self, path: Path, asset_id: str | None, result: FileResult,
+             healthy: dict[str, PlcHealthyLevels] | None = None) -> tuple[list[np.ndarray], float | None]:
+        from pipeline.features.messages import plc_features_message
+        from pipeline.features.plc_physics import FLEET_NORMAL_VIBRATION_MM_S
+        from pipeline.features.plc_window import plc_feature_names
+
+        asset, windows = self._plc_windows(path, asset_id, result.warnings)
+        result.asset_id = asset
+        profile = self.profile(asset, result.warnings)
+        levels = (healthy or {}).get(asset)
+        if levels is not None:
+            profile = profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
         inputs = [input_array("plc", plc_features_message(w, profile.asset_type, str(path), asset=profile))
                   for w in windows]
         names = plc_feature_names()
         speeds = [float(w.values[names.index("speed_rpm.mean")]) for w in windows]
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
+        vibration = [float(w.values[names.index("vibration_rms_mm_s.mean")]) for w in windows]
+        vibration = [v for v in vibration if np.isfinite(v) and v > 0]
+        if profile.vibration_normal_mm_s is None and vibration and np.median(vibration) > FLEET_NORMAL_VIBRATION_MM_S:
+            result.warnings.append(
+                f"vibration {np.median(vibration):.1f} mm/s is above the normal levels of the machines the PLC model "
+                f"learnt from (up to {FLEET_NORMAL_VIBRATION_MM_S} mm/s): a fault, or a machine that runs this rough "
+                "when healthy (a piston compressor); if it is the latter, give its normal level "
+                "(vibration_normal_mm_s in assets.json) or a healthy export with --healthy-plc")
         result.windows = len(inputs)
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
+
+    def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
+        """Per machine, its running pressure and normal vibration from PLC exports made when it was
+        healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
+        (:func:`pipeline.features.plc_baseline.healthy_levels`). The machine of a file is ``asset_id``,
+        its name's, or its tags'."""
+        from pipeline.features.plc_baseline import healthy_levels
+
+        raws: dict[str, list[np.ndarray]] = defaultdict(list)
+        for path in healthy:
+            aid, windows = self._plc_windows(Path(path), asset_id, [])
+            raws[aid] += [w.values for w in windows]
+        out = {}
+        for aid, rows in raws.items():
+            levels = healthy_levels(rows, self.profile(aid, []).nominal_rpm)
+            if levels.pressure_bar is None and levels.vibration_mm_s is None:
+                why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
+                raise InspectInputError(f"the healthy PLC export of {aid} has no window of normal running (the "
+                                        f"machine running at a steady speed, at its nameplate speed when known, "
+                                        f"without alarms, with a vibration or pressure tag; {why}): give an export "
+                                        "of the machine in normal operation")
+            out[aid] = levels
+        return out
 
     def healthy_asset(self, path: Path, asset_id: str | None, what: str) -> str:
         """The machine a healthy ``what`` (recording, frame) belongs to: ``asset_id`` or its file name's."""
@@ -269,11 +309,14 @@ class Inspector:
         return dict(refs)
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None,
-              healthy_thermal: list[Path] | None = None) -> tuple[list[FileResult], list[AssetVerdict]]:
+              healthy_thermal: list[Path] | None = None, healthy_plc: list[Path] | None = None
+              ) -> tuple[list[FileResult], list[AssetVerdict]]:
         """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
         WAV recordings of the same machines when healthy, which its clips are read against;
         ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
-        its frames are read against."""
+        its frames are read against; ``healthy_plc``: PLC exports of the same machines in normal
+        operation, which give their running pressure (where assets.json has no nominal pressure) and
+        normal vibration (where it has no ``vibration_normal_mm_s``), as the job learns them."""
         from pipeline.features.audio_physics import clip_speed
         from pipeline.features.messages import (
             audio_features_message,
@@ -282,6 +325,7 @@ class Inspector:
 
         baselines = self.audio_baselines(healthy_audio or [], asset_id)
         references = self.thermal_references(healthy_thermal or [], asset_id)
+        plc_levels = self.plc_baselines(healthy_plc or [], asset_id)
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
@@ -301,7 +345,7 @@ class Inspector:
                 modality = modality_of(path)
                 stats: dict[str, float] | None = None  # the features message's (audio, thermal)
                 if modality == "plc":
-                    inputs, speed = self._plc(path, asset_id, result)
+                    inputs, speed = self._plc(path, asset_id, result, plc_levels)
                     if speed and result.asset_id:
                         speed_hint[result.asset_id] = speed
                     asset_type = self.assets[result.asset_id].asset_type if result.asset_id in self.assets else None

@@ -20,7 +20,9 @@ asset entry and tolerates the variants other tools write (documented for users i
   (``rated_voltage_v``, else 400 V at 50 Hz / 460 V at 60 Hz) with a typical power factor x
   efficiency of :data:`TYPICAL_PF_EFFICIENCY` (``rated_current_estimated`` says so);
 * everything else is optional: ``resonance_band_hz``,
-  ``pressure_nominal_bar``, ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
+  ``pressure_nominal_bar``, ``vibration_normal_mm_s`` (the machine's normal vibration velocity RMS
+  when healthy, e.g. from its acceptance test or condition-monitoring history; alias
+  ``normal_vibration_mm_s``), ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
   ``fan_side``, ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
   regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`);
@@ -92,6 +94,10 @@ def _num(entry: Mapping[str, Any], *keys: str) -> float | None:
         if math.isfinite(out):
             return out
     return None
+
+
+def _positive(value: float | None) -> float | None:
+    return value if value is not None and value > 0 else None
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -209,6 +215,13 @@ class AssetProfile:
     #: True when ``pressure_nominal_bar`` was learned by the job (:mod:`pipeline.features.plc_baseline`),
     #: not read from ``assets.json``.
     pressure_nominal_learned: bool = False
+    #: The machine's normal vibration velocity RMS (mm/s) when healthy: ``vibration_normal_mm_s`` in
+    #: assets.json, else learned from its own healthy windows (:mod:`pipeline.features.plc_baseline`,
+    #: ``linewatch inspect --healthy-plc``); the PLC model reads vibration relative to it where it is above
+    #: the training fleet's (:func:`pipeline.features.plc_physics.vibration_scale`).
+    vibration_normal_mm_s: float | None = None
+    #: True when ``vibration_normal_mm_s`` was learned, not read from ``assets.json``.
+    vibration_normal_learned: bool = False
     load_profile: str | None = None
     regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     fan_side: str | None = None
@@ -260,6 +273,7 @@ class AssetProfile:
             rated_current_a=current, rated_current_estimated=estimated,
             nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
+            vibration_normal_mm_s=_positive(_num(entry, "vibration_normal_mm_s", "normal_vibration_mm_s")),
             load_profile=str(load).lower() if load else None,
             regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
@@ -280,6 +294,20 @@ class AssetProfile:
         if bar is None or self.pressure_nominal_bar is not None:
             return self
         return replace(self, pressure_nominal_bar=float(bar), pressure_nominal_learned=True)
+
+    def with_normal_vibration(self, mm_s: float | None) -> AssetProfile:
+        """This profile with a learned normal vibration level, where ``assets.json`` gives none (a declared
+        value always wins; ``None`` changes nothing).
+
+        >>> p = AssetProfile(asset_id="C").with_normal_vibration(6.2)
+        >>> p.vibration_normal_mm_s, p.vibration_normal_learned
+        (6.2, True)
+        >>> AssetProfile(vibration_normal_mm_s=5.0).with_normal_vibration(6.2).vibration_normal_mm_s
+        5.0
+        """
+        if mm_s is None or self.vibration_normal_mm_s is not None:
+            return self
+        return replace(self, vibration_normal_mm_s=float(mm_s), vibration_normal_learned=True)
 
     def speed_search_hz(self) -> tuple[float, float] | None:
         """Where to look for the running speed: the drive's range, else around nameplate speed."""

@@ -8,6 +8,14 @@ flag, when the nameplate value is unknown); temperatures as the winding-over-bea
 (the hall temperature cancels) plus the absolute values; vibration on a log scale; alarm counts
 log-compressed; missing-tag flags instead of NaN (the model input is always finite).
 
+Vibration is read as a level (ISO 10816 judges a machine by its velocity RMS), which holds for the
+fleet the model learnt from: healthy machines up to 3.2 mm/s. A machine whose *normal* is above
+that (a piston compressor runs at 4-8 mm/s when healthy, ISO 10816-6) would read as imbalanced on
+every window. Where the machine's normal level is known (``vibration_normal_mm_s`` in assets.json,
+or learned from its own healthy windows) and above :data:`FLEET_NORMAL_VIBRATION_MM_S`, its
+vibration level is read relative to it, its normal as a healthy level of the fleet
+(:func:`vibration_scale`); at or below it nothing changes.
+
 >>> from pipeline.features.plc_window import plc_feature_names
 >>> raw = dict.fromkeys(plc_feature_names(), 0.0)
 >>> raw.update({"motor_current_a.mean": 15.0, "speed_rpm.mean": 1470.0, "winding_temp_c.mean": 80.0,
@@ -43,6 +51,33 @@ PLC_VECTOR_NAMES: tuple[str, ...] = (
     "flag.vfd", "pressure.affinity_ratio",
 )
 _INDEX = {name: i for i, name in enumerate(plc_feature_names())}
+FLEET_NORMAL_VIBRATION_MM_S = 3.2
+"""The highest normal vibration of a machine the PLC model learnt from: the normal level the job learns
+(:class:`pipeline.features.plc_baseline.PlcBaseline`) on the training world's 185 held-out test
+machines reaches 3.20 mm/s (99th percentile 3.14, median 1.76; ``bench/bench_plc_baseline.py --split
+test``), and the vibration RMS of the training fleet's healthy windows has its 99th percentile at 3.2
+(median 1.65, 75th percentile 2.21, 90th 2.6; ``scripts/render_plc_data.py --samples-per-class 400
+--assets 300 --seed 11 --domain train``: 400 healthy windows of 300 machines)."""
+VIBRATION_READ_AS_MM_S = 2.2
+"""What a machine whose normal is above :data:`FLEET_NORMAL_VIBRATION_MM_S` has its normal level read as:
+the training fleet's 75th percentile of healthy windows (2.21 mm/s), chosen from that distribution
+alone so that a healthy machine's swing around its normal (+15 %) stays below the fleet's
+90th percentile (2.6) and a rise by half (an imbalance past moderate severity lifts vibration by more)
+passes its 99th (3.2)."""
+
+
+def vibration_scale(normal_mm_s: float | None) -> float:
+    """Factor on a machine's vibration level so that its normal level reads as
+    :data:`VIBRATION_READ_AS_MM_S` when its normal is above the healthy levels the model learnt
+    (:data:`FLEET_NORMAL_VIBRATION_MM_S`); else 1: a machine within the fleet's range is read as the model
+    learnt it.
+
+    >>> vibration_scale(None), vibration_scale(2.0), round(vibration_scale(6.6), 3)
+    (1.0, 1.0, 0.333)
+    """
+    if normal_mm_s is None or not np.isfinite(normal_mm_s) or normal_mm_s <= FLEET_NORMAL_VIBRATION_MM_S:
+        return 1.0
+    return VIBRATION_READ_AS_MM_S / float(normal_mm_s)
 
 
 def _affinity_ratio(pressure_ratio: float, speed_ratio: float, vfd: bool) -> float:
@@ -81,7 +116,8 @@ def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
     p_nom = profile.pressure_nominal_bar or (p_mean if ok(p_mean) and p_mean > 0 else None)
     bearing, winding = g("bearing_temp_c.mean"), g("winding_temp_c.mean")
     vib = g("vibration_rms_mm_s.mean")
-    vib_ref = vib if ok(vib) and vib > 1e-3 else None
+    vib_ref = vib if ok(vib) and vib > 1e-3 else None  # the ratios below are the machine's own, unscaled
+    vib_level = vib * vibration_scale(profile.vibration_normal_mm_s)
     p_ref = p_mean if ok(p_mean) and p_mean > 1e-3 else None
     out = [
         div(i_mean, rated), div(g("motor_current_a.std"), rated), div(g("motor_current_a.max"), rated),
@@ -93,7 +129,7 @@ def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
         g("winding_temp_c.std") if ok(g("winding_temp_c.std")) else 0.0,
         60.0 * g("bearing_temp_c.slope") if ok(g("bearing_temp_c.slope")) else 0.0,
         60.0 * g("winding_temp_c.slope") if ok(g("winding_temp_c.slope")) else 0.0,
-        float(np.log(max(vib, 0.01))) if ok(vib) else 0.0,
+        float(np.log(max(vib_level, 0.01))) if ok(vib) else 0.0,
         div(g("vibration_rms_mm_s.std"), vib_ref), div(g("vibration_rms_mm_s.max"), vib_ref),
         div(g("vibration_rms_mm_s.slope"), vib_ref),
         div(p_mean, p_nom), div(g("pressure_bar.std"), p_ref), div(g("pressure_bar.max"), p_ref),

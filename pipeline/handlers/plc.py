@@ -8,7 +8,12 @@ so no single bad row moves an asset's windows, or its high-water mark, into the 
 An asset whose ``assets.json`` entry has no nominal pressure learns its running pressure from its
 own healthy-looking windows (:mod:`pipeline.features.plc_baseline`, kept in the asset's state);
 once learned, each window's model input reads it as the nominal pressure (flagged as learned in
-the profile). Each window is featurised with what was learned *before* it.
+the profile). One without ``vibration_normal_mm_s`` learns its normal vibration level the same way,
+and the model reads its vibration relative to it where it is above the training fleet's
+(:func:`pipeline.features.plc_physics.vibration_scale`); the counter ``plc_vibration_baseline_above_fleet``
+says an asset learnt a normal level above the fleet's, which is a machine that runs rough by design
+or one that was already imbalanced while it learnt (then relearn it after the repair:
+``plc_pressure_baseline_relearn``). Each window is featurised with what was learned *before* it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from pipeline.asset_state import AssetState
 from pipeline.decoders import RejectedInput, TagSample, decode_plc_file
 from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.messages import plc_features_message
-from pipeline.features.plc_baseline import BaselineRules, PressureBaseline
+from pipeline.features.plc_baseline import BaselineRules, PlcBaseline
+from pipeline.features.plc_physics import vibration_scale
 from pipeline.features.plc_window import PlcWindowBuffer
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -38,17 +44,18 @@ def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
     return buf
 
 
-def pressure_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, asset_id: str,
-                      out: StepOutput) -> PressureBaseline | None:
-    """The asset's pressure learner, or None when its nameplate has a nominal pressure (or learning is
-    off); reset once when the operator's ``plc_pressure_baseline_relearn`` generation of the asset changed."""
+def plc_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, asset_id: str,
+                 out: StepOutput) -> PlcBaseline | None:
+    """The asset's pressure and vibration learner, or None when ``assets.json`` gives both its nominal
+    pressure and its normal vibration (or learning is off); reset once when the operator's
+    ``plc_pressure_baseline_relearn`` generation of the asset changed."""
     flink = ctx.spec.flink
     windows, generation = flink.plc_pressure_baseline_windows, flink.plc_pressure_baseline_relearn.get(asset_id, 0)
-    if profile.pressure_nominal_bar is not None or windows <= 0:
+    if (profile.pressure_nominal_bar is not None and profile.vibration_normal_mm_s is not None) or windows <= 0:
         return None
-    learner: PressureBaseline | None = state.pressure
+    learner: PlcBaseline | None = state.pressure
     if learner is None:
-        learner = state.pressure = PressureBaseline(BaselineRules(windows=windows), generation=generation)
+        learner = state.pressure = PlcBaseline(BaselineRules(windows=windows), generation=generation)
     elif learner.rules.windows != windows:  # the setting changed since the state was written
         learner.rules = BaselineRules(windows=windows)
     if learner.generation != generation:
@@ -109,13 +116,18 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     if not windows:
         return
     profile = as_profile(blob.info)
-    learner = pressure_baseline(ctx, state, profile, blob.asset_id, out)
+    learner = plc_baseline(ctx, state, profile, blob.asset_id, out)
     for window in windows:
         asset: object = blob.info
         if learner is not None:
-            asset = profile.with_learned_pressure(learner.learned_bar)
-            if learner.observe(window.values, window.end_ms, profile.nominal_rpm):
+            asset = profile.with_learned_pressure(learner.learned_bar).with_normal_vibration(learner.learned_vib_mm_s)
+            if profile.pressure_nominal_bar is None and learner.observe(window.values, window.end_ms, profile.nominal_rpm):
                 out.count("plc_pressure_baseline_learned")
+            if profile.vibration_normal_mm_s is None and learner.observe_vibration(
+                    window.values, window.end_ms, profile.nominal_rpm):
+                out.count("plc_vibration_baseline_learned")
+                if vibration_scale(learner.learned_vib_mm_s) < 1.0:  # rough by design, or imbalanced while learnt
+                    out.count("plc_vibration_baseline_above_fleet")
         msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
                                    asset=asset)
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))

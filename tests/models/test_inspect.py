@@ -22,7 +22,7 @@ from linewatch.simulator.health import FAULTS
 from linewatch.simulator.plc import format_lines, plc_file_text
 from linewatch.simulator.timefmt import iso_ms
 from linewatch.simulator.writer import encode_tiff, encode_wav
-from models.inspect import Inspector
+from models.inspect import InspectInputError, Inspector
 from models.inspect.readers import load_assets
 from models.registry import default_registry
 
@@ -417,3 +417,73 @@ def test_a_plc_file_without_the_vibration_tag_withholds_imbalance(plant, tmp_pat
     assert with_vib.label == "imbalance" and with_vib.withheld == []
     assert rec.error is None and rec.withheld == ["imbalance"]
     assert rec.probabilities["imbalance"] == 0.0 and rec.label != "imbalance"
+
+
+def _with_vibration_scaled(src: Path, dst: Path, factor: float) -> Path:
+    """The contract file with every vibration reading multiplied by ``factor`` (a machine that runs
+    rougher, e.g. a piston compressor, with the same process)."""
+    lines = src.read_text().splitlines()
+    out = [lines[0]]
+    for line in lines[1:]:
+        ts, tag, value, quality, unit = line.split(",")
+        if tag.endswith(".vibration_rms_mm_s"):
+            value = f"{float(value) * factor:.4f}"
+        out.append(",".join([ts, tag, value, quality, unit]))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text("\n".join(out) + "\n")
+    return dst
+
+
+def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_its_own_vibration(
+        plant, tmp_path) -> None:
+    """A machine that runs at 6 mm/s when healthy (a piston compressor, ISO 10816-6) is above every
+    healthy machine the PLC model learnt from: read alone, its healthy window is called imbalanced and
+    the warning says what to give. With a healthy export of it (``--healthy-plc``, or
+    ``vibration_normal_mm_s`` in assets.json) the healthy window is normal and the same machine's
+    imbalance is still named."""
+    from pipeline.features.plc_window import plc_feature_names
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    _, windows = inspector._plc_windows(cases["normal"][2], None, [])
+    vib = float(np.median([w.values[plc_feature_names().index("vibration_rms_mm_s.mean")] for w in windows]))
+    factor = 6.0 / vib
+    rough = {name: _with_vibration_scaled(cases[name][2], tmp_path / name / cases[name][2].name, factor)
+             for name in ("normal", "imbalance")}
+    reference = _with_vibration_scaled(cases["normal"][2], tmp_path / "commissioning" / cases["normal"][2].name, factor)
+
+    (alone,), _ = inspector.score([rough["normal"]])
+    assert alone.label == "imbalance", alone.probabilities
+    assert any("--healthy-plc" in w and "vibration_normal_mm_s" in w for w in alone.warnings), alone.warnings
+    healthy, imbalanced = inspector.score([rough["normal"], rough["imbalance"]], healthy_plc=[reference])[0]
+    assert healthy.label == "normal", healthy.probabilities
+    assert not any("--healthy-plc" in w for w in healthy.warnings)
+    assert imbalanced.label == "imbalance", imbalanced.probabilities
+
+    entries = json.loads((root / "assets.json").read_text())
+    for entry in entries["assets"]:
+        entry["vibration_normal_mm_s"] = round(6.0, 1)
+    declared = tmp_path / "assets_declared.json"
+    declared.write_text(json.dumps(entries))
+    result = CliRunner().invoke(app, ["inspect", str(rough["normal"]), str(rough["imbalance"]), "--assets",
+                                      str(declared), "--json"])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout.splitlines()[-1])
+    assert [r["class"] for r in records] == ["normal", "imbalance"], records
+
+    result = CliRunner().invoke(app, ["inspect", str(rough["normal"]), "--assets", str(root / "assets.json"),
+                                      "--healthy-plc", str(reference), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.splitlines()[-1])[0]["class"] == "normal"
+
+
+def test_a_healthy_plc_export_without_normal_running_is_refused_with_the_reason(plant, tmp_path) -> None:
+    root, cases = plant
+    stopped = tmp_path / "commissioning" / cases["normal"][2].name
+    stopped.parent.mkdir(parents=True)
+    lines = cases["normal"][2].read_text().splitlines()
+    stopped.write_text("\n".join([lines[0]] + [",".join([*ln.split(",")[:2], "0", *ln.split(",")[3:]])
+                                              if ".run_state," in ln else ln for ln in lines[1:]]) + "\n")
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    with pytest.raises(InspectInputError, match="no window of normal running.*not_running"):
+        inspector.score([cases["normal"][2]], healthy_plc=[stopped])

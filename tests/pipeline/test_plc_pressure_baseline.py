@@ -1,5 +1,5 @@
-"""The learned PLC pressure baseline: the learner's rules, and the job's handlers end to end (real
-landing zone, the ingestor the Flink function runs, state written and read back as Flink would)."""
+"""The learned PLC pressure and vibration baseline: the learner's rules, and the job's handlers end to end
+(real landing zone, the ingestor the Flink function runs, state written and read back as Flink would)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.asset_state import AssetState
-from pipeline.features.plc_baseline import BaselineRules, PressureBaseline
+from pipeline.features.plc_baseline import BaselineRules, PlcBaseline
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.features.plc_window import plc_feature_names
 from pipeline.ingestor import AssetIngestor
@@ -19,7 +19,8 @@ from pipeline.landing import ManifestWriter
 from tests.pipeline.conftest import job_spec
 
 NAMES = plc_feature_names()
-UNITS = {"motor_current_a": "A", "speed_rpm": "rpm", "pressure_bar": "bar", "run_state": "bool"}
+UNITS = {"motor_current_a": "A", "speed_rpm": "rpm", "pressure_bar": "bar", "run_state": "bool",
+         "vibration_rms_mm_s": "mm/s"}
 
 
 def raw_window(pressure: float, p_cv: float = 0.01, speed: float = 1480.0, alarms: str | None = None,
@@ -36,23 +37,23 @@ def raw_window(pressure: float, p_cv: float = 0.01, speed: float = 1480.0, alarm
     return w
 
 
-def feed(b: PressureBaseline, windows: list[np.ndarray], nominal_rpm: float | None = 1480.0) -> None:
+def feed(b: PlcBaseline, windows: list[np.ndarray], nominal_rpm: float | None = 1480.0) -> None:
     for i, w in enumerate(windows):
         b.observe(w, end_ms=10_000 * (i + 1), nominal_rpm=nominal_rpm)
 
 
 def test_a_cavitating_start_is_not_learnt_and_a_steady_machine_is() -> None:
     rng = np.random.default_rng(0)
-    cavitating = PressureBaseline(BaselineRules(windows=10))
+    cavitating = PlcBaseline(BaselineRules(windows=10))
     feed(cavitating, [raw_window(3.0 * rng.uniform(0.95, 1.0), p_cv=rng.uniform(0.03, 0.07)) for _ in range(50)])
     assert not cavitating.learned and cavitating.rejected == {"pressure_not_steady": 50}
-    steady = PressureBaseline(BaselineRules(windows=10))
+    steady = PlcBaseline(BaselineRules(windows=10))
     feed(steady, [raw_window(4.0 * rng.uniform(0.98, 1.02)) for _ in range(10)])
     assert steady.learned_bar == pytest.approx(4.0, rel=0.02) and steady.learned_kind == "steady"
 
 
 def test_windows_off_speed_with_alarms_or_too_close_are_skipped() -> None:
-    b = PressureBaseline(BaselineRules(windows=3))
+    b = PlcBaseline(BaselineRules(windows=3))
     feed(b, [raw_window(2.0, speed=900.0), raw_window(2.0, alarms="A3xx"), raw_window(2.0, alarms="A9xx")])
     assert b.rejected == {"not_at_rated_speed": 1, "alarm": 1} and len(b.values) == 1  # A9xx is a nuisance alarm
     b.observe(raw_window(2.0), end_ms=35_000)  # 5 s after the last accepted one: overlapping data
@@ -60,15 +61,16 @@ def test_windows_off_speed_with_alarms_or_too_close_are_skipped() -> None:
 
 
 def test_a_cyclic_pressure_learns_the_stroke_peak_and_disagreeing_windows_restart() -> None:
-    press = PressureBaseline(BaselineRules(windows=6))
+    press = PlcBaseline(BaselineRules(windows=6))
     feed(press, [raw_window(80.0, p_cv=0.9, p_max=200.0 + i) for i in range(6)])
     assert press.learned_kind == "cyclic" and press.learned_bar == pytest.approx(202.5)
-    changing = PressureBaseline(BaselineRules(windows=6))
+    changing = PlcBaseline(BaselineRules(windows=6))
     feed(changing, [raw_window(p) for p in (4.0, 4.0, 4.0, 2.0, 2.0, 2.0)])
     assert not changing.learned and changing.restarts == 1 and changing.values == [2.0, 2.0, 2.0]
 
 
-def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator) -> bytes:
+def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator,
+             vibration: float | None = None) -> bytes:
     from pipeline.decoders import format_timestamp_ms
 
     rows = ["timestamp,tag,value,quality,unit"]
@@ -76,6 +78,8 @@ def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.r
         ts = format_timestamp_ms(start_ms + 100 * k)
         values = {"motor_current_a": 20.0 + rng.normal(0, 0.2), "speed_rpm": 1480.0 + rng.normal(0, 1.0),
                   "pressure_bar": pressure * (1 + rng.normal(0, 0.005)), "run_state": 1.0}
+        if vibration is not None:
+            values["vibration_rms_mm_s"] = vibration * (1 + rng.normal(0, 0.03))
         rows += [f"{ts},{asset}.{tag},{v:.4f},Good,{UNITS[tag]}" for tag, v in values.items()]
     return ("\n".join(rows) + "\n").encode()
 
@@ -114,9 +118,9 @@ def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_i
     assert "plc_pressure_baseline_learned" not in counters
     full = after[len(after) // 2]
     assert full[flag] == 1.0 and full[ratio] == pytest.approx(0.75, rel=0.02)
-    named, _ = ingest("PMP-N", 0, 4.0)  # nameplate value: used as is, nothing learnt or stored
+    named, _ = ingest("PMP-N", 0, 4.0)  # nameplate value: used as is, no pressure learnt
     assert named[-1][flag] == 1.0 and named[-1][ratio] == pytest.approx(0.8, rel=0.02)
-    assert states["PMP-N"].pressure_json() is None
+    assert states["PMP-N"].pressure.learned_bar is None and not states["PMP-N"].pressure.values
 
     # the operator asks PMP-X to learn again (say after a repair): once, at its next file
     relearn = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4,
@@ -126,3 +130,74 @@ def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_i
     assert states["PMP-X"].pressure.learned_bar == pytest.approx(3.0, rel=0.01)
     _, counters = ingest("PMP-X", 3, 3.0, relearn)
     assert "plc_pressure_baseline_reset" not in counters
+
+
+def test_vibration_windows_follow_the_operating_rules_and_a_changing_level_restarts() -> None:
+    def vib_window(v: float, **kw: object) -> np.ndarray:
+        w = raw_window(2.0, **kw)  # type: ignore[arg-type]
+        w[NAMES.index("vibration_rms_mm_s.mean")] = v
+        return w
+
+    b = PlcBaseline(BaselineRules(windows=4))
+    for i, w in enumerate([vib_window(6.0, speed=900.0), vib_window(6.0, alarms="A2xx"), raw_window(2.0)]):
+        b.observe_vibration(w, end_ms=10_000 * (i + 1), nominal_rpm=1480.0)
+    assert b.vib_rejected == {"not_at_rated_speed": 1, "alarm": 1, "no_vibration": 1} and not b.vib_values
+    for i, v in enumerate([2.0, 2.1, 6.0, 6.2]):  # the machine changed state while learning
+        b.observe_vibration(vib_window(v), end_ms=100_000 + 10_000 * i, nominal_rpm=1480.0)
+    assert b.learned_vib_mm_s is None and b.vib_restarts == 1 and b.vib_values == [6.0, 6.2]
+    for i, v in enumerate([6.1, 5.9]):
+        b.observe_vibration(vib_window(v), end_ms=200_000 + 10_000 * i, nominal_rpm=1480.0)
+    assert b.learned_vib_mm_s == pytest.approx(6.05)
+    restored = PlcBaseline.from_state(json.loads(json.dumps(b.to_state())))
+    assert restored.learned_vib_mm_s == b.learned_vib_mm_s and restored.vib_restarts == 1
+    old = {k: v for k, v in b.to_state().items() if k != "vibration"}  # a state written before vibration was learnt
+    assert PlcBaseline.from_state(old).learned_vib_mm_s is None
+
+
+def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibration(tmp_path: Path) -> None:
+    """A piston compressor runs at 6 mm/s when healthy (ISO 10816-6), above every healthy machine the
+    model learnt from; once its level is learnt the model input reads it as a healthy level of the fleet,
+    and a doubling (imbalance) stands out again. A machine within the fleet's range is read as
+    before, and a declared ``vibration_normal_mm_s`` is used as is, without learning."""
+    from pipeline.features.plc_physics import VIBRATION_READ_AS_MM_S
+
+    tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
+    base = {"asset_type": "compressor", "nominal_rpm": 1480, "rated_current_a": 25.0, "pressure_nominal_bar": 7.0,
+            "tags": tags}
+    assets = [{"asset_id": "CMP-R", **base}, {"asset_id": "CMP-S", **base},
+              {"asset_id": "CMP-D", **base, "vibration_normal_mm_s": 6.0}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(2)
+    t0 = (int(time.time()) - 3_600) * 1000
+    level = PLC_VECTOR_NAMES.index("vib.mean_log")
+    states = {a["asset_id"]: AssetState() for a in assets}
+
+    def ingest(asset: str, minute: int, vibration: float) -> tuple[list[np.ndarray], dict[str, int]]:
+        start = t0 + 60_000 * minute
+        entry = writer.write_blob(f"plc/{asset}/{minute}.csv", _plc_csv(asset, start, 60, 7.0, rng, vibration),
+                                  asset, start, end_ms=start + 60_000)
+        writer.publish([entry])
+        out = ingestor.on_line(entry.to_json(), states[asset], asset)
+        states[asset] = states[asset].copy_through_storage()
+        return [e.message.vector for e in out.entries if hasattr(e.message, "vector")], out.counters
+
+    before, counters = ingest("CMP-R", 0, 6.0)
+    assert counters.get("plc_vibration_baseline_learned") == 1
+    assert counters.get("plc_vibration_baseline_above_fleet") == 1  # the operator can tell rough from imbalanced
+    assert np.exp(before[0][level]) == pytest.approx(6.0, rel=0.05)  # before it is learnt: the level as read
+    assert states["CMP-R"].pressure.learned_vib_mm_s == pytest.approx(6.0, rel=0.02)
+    healthy, _ = ingest("CMP-R", 1, 6.0)
+    assert np.exp(np.median([v[level] for v in healthy])) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.03)
+    doubled, _ = ingest("CMP-R", 2, 12.0)
+    assert np.exp(np.median([v[level] for v in doubled])) == pytest.approx(2 * VIBRATION_READ_AS_MM_S, rel=0.03)
+
+    smooth, counters = ingest("CMP-S", 0, 1.8)  # within the fleet's range: learnt, and nothing changes
+    assert counters.get("plc_vibration_baseline_learned") == 1 and "plc_vibration_baseline_above_fleet" not in counters
+    again, _ = ingest("CMP-S", 1, 1.8)
+    assert np.exp(np.median([v[level] for v in again])) == pytest.approx(1.8, rel=0.03)
+
+    declared, counters = ingest("CMP-D", 0, 6.0)  # assets.json says it: read against it from the first window
+    assert "plc_vibration_baseline_learned" not in counters and states["CMP-D"].pressure_json() is None
+    assert np.exp(np.median([v[level] for v in declared])) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.03)

@@ -1,4 +1,4 @@
-"""The learned PLC pressure baseline in the real PyFlink job: an asset without a nominal pressure
+"""The learned PLC pressure and vibration baseline in the real PyFlink job: an asset without a nominal pressure
 learns it, the job is killed, and the job restored from its checkpoint reads the learned value
 (keyed state ``plc-pressure-baseline``) in the model input of the next file."""
 
@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from linewatch.contract import StreamNames
-from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+from pipeline.features.plc_physics import PLC_VECTOR_NAMES, VIBRATION_READ_AS_MM_S
 from pipeline.landing import ManifestWriter
 from tests.pipeline.conftest import feature_entries, kill_after_a_checkpoint, make_job, wait_for
 from tests.pipeline.test_plc_pressure_baseline import UNITS, _plc_csv
@@ -37,7 +37,7 @@ def test_the_learned_pressure_survives_a_restore_and_reaches_the_model_input(
 
     def publish(minute: int, pressure: float) -> None:
         start = t0 + 60_000 * minute
-        entry = writer.write_blob(f"plc/PMP-X/{minute}.csv", _plc_csv("PMP-X", start, 60, pressure, rng), "PMP-X",
+        entry = writer.write_blob(f"plc/PMP-X/{minute}.csv", _plc_csv("PMP-X", start, 60, pressure, rng, vibration=6.0), "PMP-X",
                                   start, end_ms=start + 60_000)
         writer.publish([entry])
 
@@ -50,12 +50,15 @@ def test_the_learned_pressure_survives_a_restore_and_reaches_the_model_input(
     publish(0, 4.0)
     first.start()
     kill_after_a_checkpoint(first, work / "checkpoints",
-                            lambda: int(ingest_redis.hget(stats, "plc_pressure_baseline_learned") or 0) == 1,
-                            "the asset to learn its pressure")
+                            lambda: int(ingest_redis.hget(stats, "plc_pressure_baseline_learned") or 0) == 1
+                            and int(ingest_redis.hget(stats, "plc_vibration_baseline_learned") or 0) == 1,
+                            "the asset to learn its pressure and vibration")
     n_before = len(plc_vectors())
     flag, ratio = PLC_VECTOR_NAMES.index("flag.pressure_nominal_known"), PLC_VECTOR_NAMES.index(
         "pressure.mean_over_nominal")
+    level = PLC_VECTOR_NAMES.index("vib.mean_log")
     assert plc_vectors()[0][flag] == 0.0  # before learning: as without a baseline
+    assert np.exp(plc_vectors()[0][level]) == pytest.approx(6.0, rel=0.05)
 
     second = make_job(landing, prefix, work, redis_url, checkpoint_interval_ms=300, plc_pressure_baseline_windows=4)
     assert second.spec.restore_from is not None
@@ -67,4 +70,7 @@ def test_the_learned_pressure_survives_a_restore_and_reaches_the_model_input(
         second.stop()
     later = plc_vectors()[-20]  # a window wholly inside the second file
     assert later[flag] == 1.0 and later[ratio] == pytest.approx(0.75, rel=0.02)
+    # the learned 6 mm/s normal vibration (a piston compressor's) reads as a healthy level of the fleet
+    assert np.exp(later[level]) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.05)
     assert int(ingest_redis.hget(stats, "plc_pressure_baseline_learned") or 0) == 1  # restored, not learnt again
+    assert int(ingest_redis.hget(stats, "plc_vibration_baseline_learned") or 0) == 1
