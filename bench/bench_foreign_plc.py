@@ -73,7 +73,11 @@ run hours, ambient, flow, NDE bearing, suction pressure), named ``<ASSET>_trend_
 nominal pressure and the speed given or left out).
 
 Scoring: ``linewatch inspect FILE... --assets assets.json --json`` in batches (``--batch``, 60
-files), ``--workers`` calls at a time. Reported: recall per class the PLC model names (the classes
+files), ``--workers`` calls at a time. With ``--healthy-plc`` (added in linewatch's session 20, not by
+the generator's author) one more healthy file per machine is written, a run at rated speed two days
+before the samples from its own random stream (the scored files are unchanged), and every call gets
+``--healthy-plc`` with those of the machines in it: what a user with a healthy day of the
+historian gives. Reported: recall per class the PLC model names (the classes
 the records ever give a probability), also past moderate severity (>= 0.5) and per severity bin,
 detection (any fault class) per true class, healthy false-positive rate, the confusion matrix,
 breakdowns by machine kind, file variant/style, tick, drive, and whether ``assets.json`` had the

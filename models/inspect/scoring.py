@@ -220,7 +220,11 @@ class Inspector:
     def _plc(self, path: Path, asset_id: str | None, result: FileResult,
              healthy: dict[str, PlcHealthyLevels] | None = None) -> tuple[list[np.ndarray], float | None]:
         from pipeline.features.messages import plc_features_message
-        from pipeline.features.plc_physics import FLEET_NORMAL_VIBRATION_MM_S
+        from pipeline.features.plc_physics import (
+            FLEET_NORMAL_VIBRATION_MM_S,
+            VIBRATION_READ_AS_MM_S,
+            vibration_scale,
+        )
         from pipeline.features.plc_window import plc_feature_names
 
         asset, windows = self._plc_windows(path, asset_id, result.warnings)
@@ -236,6 +240,12 @@ class Inspector:
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
         vibration = [float(w.values[names.index("vibration_rms_mm_s.mean")]) for w in windows]
         vibration = [v for v in vibration if np.isfinite(v) and v > 0]
+        if vibration_scale(profile.vibration_normal_mm_s) < 1.0:
+            source = "its healthy export (--healthy-plc)" if profile.vibration_normal_learned else "assets.json"
+            result.warnings.append(
+                f"vibration read against the machine's normal {profile.vibration_normal_mm_s:.1f} mm/s from {source}: "
+                f"above the {FLEET_NORMAL_VIBRATION_MM_S} mm/s of the machines the PLC model learnt from, its level "
+                f"reads as {VIBRATION_READ_AS_MM_S} mm/s (a rise from it reads as the same rise)")
         if profile.vibration_normal_mm_s is None and vibration and np.median(vibration) > FLEET_NORMAL_VIBRATION_MM_S:
             result.warnings.append(
                 f"vibration {np.median(vibration):.1f} mm/s is above the normal levels of the machines the PLC model "

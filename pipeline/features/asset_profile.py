@@ -22,7 +22,7 @@ asset entry and tolerates the variants other tools write (documented for users i
 * everything else is optional: ``resonance_band_hz``,
   ``pressure_nominal_bar``, ``vibration_normal_mm_s`` (the machine's normal vibration velocity RMS
   when healthy, e.g. from its acceptance test or condition-monitoring history; alias
-  ``normal_vibration_mm_s``), ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
+  ``normal_vibration_mm_s``, or ``vibration_normal_in_s`` in in/s), ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
   ``fan_side``, ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
   regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`);
@@ -98,6 +98,18 @@ def _num(entry: Mapping[str, Any], *keys: str) -> float | None:
 
 def _positive(value: float | None) -> float | None:
     return value if value is not None and value > 0 else None
+
+
+def _vibration_normal(entry: Mapping[str, Any]) -> float | None:
+    """``vibration_normal_mm_s`` (or ``normal_vibration_mm_s``), else ``vibration_normal_in_s`` in inches per
+    second (US condition-monitoring reports) converted to mm/s.
+
+    >>> _vibration_normal({"vibration_normal_mm_s": 6.0}), _vibration_normal({"vibration_normal_in_s": 0.25})
+    (6.0, 6.35)
+    """
+    mm_s = _positive(_num(entry, "vibration_normal_mm_s", "normal_vibration_mm_s"))
+    in_s = _positive(_num(entry, "vibration_normal_in_s", "normal_vibration_in_s"))
+    return mm_s if mm_s is not None else (round(in_s * 25.4, 4) if in_s is not None else None)
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -273,7 +285,7 @@ class AssetProfile:
             rated_current_a=current, rated_current_estimated=estimated,
             nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
-            vibration_normal_mm_s=_positive(_num(entry, "vibration_normal_mm_s", "normal_vibration_mm_s")),
+            vibration_normal_mm_s=_vibration_normal(entry),
             load_profile=str(load).lower() if load else None,
             regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),

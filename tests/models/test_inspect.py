@@ -457,12 +457,13 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_it
     assert any("--healthy-plc" in w and "vibration_normal_mm_s" in w for w in alone.warnings), alone.warnings
     healthy, imbalanced = inspector.score([rough["normal"], rough["imbalance"]], healthy_plc=[reference])[0]
     assert healthy.label == "normal", healthy.probabilities
-    assert not any("--healthy-plc" in w for w in healthy.warnings)
+    assert not any("give its normal level" in w for w in healthy.warnings)
+    assert any("read against the machine's normal 6.0 mm/s from its healthy export" in w for w in healthy.warnings)
     assert imbalanced.label == "imbalance", imbalanced.probabilities
 
     entries = json.loads((root / "assets.json").read_text())
     for entry in entries["assets"]:
-        entry["vibration_normal_mm_s"] = round(6.0, 1)
+        entry["vibration_normal_in_s"] = round(6.0 / 25.4, 4)  # a US report's unit
     declared = tmp_path / "assets_declared.json"
     declared.write_text(json.dumps(entries))
     result = CliRunner().invoke(app, ["inspect", str(rough["normal"]), str(rough["imbalance"]), "--assets",
