@@ -62,8 +62,7 @@ VIBRATION_READ_AS_MM_S = 2.2
 """What a machine whose normal is above :data:`FLEET_NORMAL_VIBRATION_MM_S` has its normal level read as:
 the training fleet's 75th percentile of healthy windows (2.21 mm/s), chosen from that distribution
 alone so that a healthy machine's swing around its normal (+15 %) stays below the fleet's
-90th percentile (2.6) and a rise by half (an imbalance past moderate severity lifts vibration by more)
-passes its 99th (3.2)."""
+90th percentile (2.6) and a rise by half passes its 99th (3.2)."""
 
 
 def vibration_scale(normal_mm_s: float | None) -> float:
