@@ -30,7 +30,7 @@ held lines) was decoded and re-encoded on *every* line, and every audio clip re-
 
 ``AssetState`` is plain Python: ``plc``, ``baseline``, ``pressure``, ``audio_baseline`` and ``thermal_reference``
 load on first use through loaders the Flink function supplies, and record that they were touched so only those
-are saved. ``motor_current`` (the asset's newest accepted motor current, which a thermal frame's reference is
+are saved (``pressure``, ``audio_baseline`` and ``thermal_reference`` when assigned, i.e. while they learn). ``motor_current`` (the asset's newest accepted motor current, which a thermal frame's reference is
 chosen by) is memory only: after a restore it is unknown until the asset's next PLC file.
 """
 
@@ -214,7 +214,9 @@ class AssetState:
 
     @property
     def pressure(self) -> Any:
-        """``pipeline.features.plc_baseline.PlcBaseline`` (pressure and vibration) of the asset, or None before it is needed."""
+        """``pipeline.features.plc_baseline.PlcBaseline`` (pressure and vibration) of the asset, or None before it
+        is needed. Like ``audio_baseline``, reading it does not mark it for saving: once learnt it never changes,
+        so the PLC handler assigns it only while it learns."""
         if not self._pressure_loaded:
             text = self.pressure_loader() if self.pressure_loader is not None else None
             if text:
@@ -222,7 +224,6 @@ class AssetState:
 
                 self._pressure = PlcBaseline.from_state(json.loads(text))
             self._pressure_loaded = True
-        self.pressure_touched = True
         return self._pressure
 
     @pressure.setter

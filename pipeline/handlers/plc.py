@@ -58,11 +58,19 @@ def plc_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, 
         learner = state.pressure = PlcBaseline(BaselineRules(windows=windows), generation=generation)
     elif learner.rules.windows != windows:  # the setting changed since the state was written
         learner.rules = BaselineRules(windows=windows)
+        state.pressure = learner
     if learner.generation != generation:
         learner.reset()
         learner.generation = generation
+        state.pressure = learner
         out.count("plc_pressure_baseline_reset")
     return learner
+
+
+def _learning(learner: PlcBaseline, profile: AssetProfile) -> bool:
+    """Whether the learner still has something to learn (and so changes, and is saved)."""
+    return ((profile.pressure_nominal_bar is None and not learner.learned)
+            or (profile.vibration_normal_mm_s is None and learner.learned_vib_mm_s is None))
 
 
 def _excerpt(sample: TagSample) -> str:
@@ -117,6 +125,8 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         return
     profile = as_profile(blob.info)
     learner = plc_baseline(ctx, state, profile, blob.asset_id, out)
+    if learner is not None and _learning(learner, profile):
+        state.pressure = learner  # it changes in this file's windows: saved with the asset's state
     for window in windows:
         asset: object = blob.info
         if learner is not None:

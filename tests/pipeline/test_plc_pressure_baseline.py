@@ -173,6 +173,7 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
     t0 = (int(time.time()) - 3_600) * 1000
     level = PLC_VECTOR_NAMES.index("vib.mean_log")
     states = {a["asset_id"]: AssetState() for a in assets}
+    saved: dict[str, bool] = {}
 
     def ingest(asset: str, minute: int, vibration: float) -> tuple[list[np.ndarray], dict[str, int]]:
         start = t0 + 60_000 * minute
@@ -180,6 +181,7 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
                                   asset, start, end_ms=start + 60_000)
         writer.publish([entry])
         out = ingestor.on_line(entry.to_json(), states[asset], asset)
+        saved[asset] = states[asset].pressure_touched  # what the job writes back to Flink state
         states[asset] = states[asset].copy_through_storage()
         return [e.message.vector for e in out.entries if hasattr(e.message, "vector")], out.counters
 
@@ -188,7 +190,9 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
     assert counters.get("plc_vibration_baseline_above_fleet") == 1  # the operator can tell rough from imbalanced
     assert np.exp(before[0][level]) == pytest.approx(6.0, rel=0.05)  # before it is learnt: the level as read
     assert states["CMP-R"].pressure.learned_vib_mm_s == pytest.approx(6.0, rel=0.02)
+    assert saved["CMP-R"]
     healthy, _ = ingest("CMP-R", 1, 6.0)
+    assert not saved["CMP-R"]  # learnt (its pressure is on the nameplate): nothing changes, nothing is rewritten
     assert np.exp(np.median([v[level] for v in healthy])) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.03)
     doubled, _ = ingest("CMP-R", 2, 12.0)
     assert np.exp(np.median([v[level] for v in doubled])) == pytest.approx(2 * VIBRATION_READ_AS_MM_S, rel=0.03)
