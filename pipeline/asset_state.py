@@ -12,8 +12,8 @@ state                     content                                   read / writt
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
 ``plc-pressure-baseline`` learned running pressure and normal        PLC files of assets whose
-                          vibration (JSON, < 2 KB;                   assets.json lacks either
-                          ``pipeline.features.plc_baseline``)
+                          vibration (JSON, < 2 KB;                   assets.json lacks either,
+                          ``pipeline.features.plc_baseline``)       written while they learn
 ``audio-baseline``        learned healthy shaft-harmonic levels     read by audio clips, written
                           (JSON, < 1 KB;                            only while the asset learns
                           ``pipeline.features.audio_baseline``)

@@ -69,7 +69,7 @@ class IngestFunction(_KeyedProcessFunction):  # type: ignore[misc]
     function instance (Flink state is only ever changed through it, and a failover builds a new
     instance, whose ``open`` starts with an empty cache), so a line costs the decode of nothing
     and the encode of what it touched: the small order record always, the PLC buffer for PLC and
-    alarm files (and the learned pressure and vibration baseline of an asset whose assets.json lacks either), the
+    alarm files (and the pressure and vibration baseline of an asset whose assets.json lacks either, while it learns), the
     thermal baseline for frames, the learned healthy audio levels for clips. File-system housekeeping (manifest index,
     janitor, archive pruning) runs on a thread started in ``open``, never here.
     """
