@@ -1149,11 +1149,13 @@ def machine_summary(m: Machine) -> dict[str, Any]:
 
 
 def score(samples: list[dict[str, Any]], refs: dict[str, dict[str, str]], assets: Path, with_refs: tuple[str, ...],
-          workers: int, label: str, code: Path | None, registry: Path | None = None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+          workers: int, label: str, code: Path | None, registry: Path | None = None,
+          speed_given: bool = False) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """One inspect call per group of samples holding at most one sample per machine; ``with_refs``:
     the commissioning files given with them (``audio``: ``--healthy-audio``, ``thermal``:
     ``--healthy-thermal``; ``twin``: ``--healthy-thermal`` with the sample's own healthy twin, the
-    same machine at the same load on another day)."""
+    same machine at the same load on another day); ``speed_given``: each sample's running speed
+    as a drive display shows it (whole rpm) with ``--speed-rpm ASSET=RPM``."""
     from tqdm import tqdm
 
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -1164,6 +1166,8 @@ def score(samples: list[dict[str, Any]], refs: dict[str, dict[str, str]], assets
         files = [f for s in groups[k] for f in (s["wav"], s["tiff"])]
         use = [a for s in groups[k] for m in with_refs
                for a in (("--healthy-thermal", s["twin_tiff"]) if m == "twin" else (f"--healthy-{m}", refs[s["asset_id"]][m]))]
+        if speed_given:
+            use += [a for s in groups[k] for a in ("--speed-rpm", f"{s['asset_id']}={round(60.0 * s['shaft_hz'])}")]
         calls.append((files, use))
     by_file: dict[str, dict[str, Any]] = {}
     logs: list[dict[str, Any]] = []
@@ -1209,8 +1213,11 @@ def attach(samples: list[dict[str, Any]], by_file: dict[str, dict[str, Any]]) ->
 def _pred(r: dict[str, Any]) -> dict[str, Any]:
     if not r:
         return {"class": None, "error": "no record", "extrapolating": False, "warnings": []}
-    return {"class": r.get("class"), "probabilities": r.get("probabilities"), "error": r.get("error"),
-            "extrapolating": bool(r.get("extrapolating")), "warnings": [_short(w) for w in r.get("warnings") or []]}
+    out = {"class": r.get("class"), "probabilities": r.get("probabilities"), "error": r.get("error"),
+           "extrapolating": bool(r.get("extrapolating")), "warnings": [_short(w) for w in r.get("warnings") or []]}
+    if r.get("shaft_hz") is not None:  # audio: the running speed it read the clip at
+        out["shaft_hz"] = r["shaft_hz"]
+    return out
 
 
 def _short(warning: str) -> str:
@@ -1305,7 +1312,7 @@ def _plist(p: dict[str, float] | None) -> list[float] | None:
 
 def _slim(pred: dict[str, Any]) -> dict[str, Any]:
     out = {"class": pred["class"], "p": _plist(pred.get("probabilities"))}
-    for key in ("error", "extrapolating", "warnings"):
+    for key in ("error", "extrapolating", "warnings", "shaft_hz"):
         if pred.get(key) and pred[key] != ["no_healthy_audio"]:
             out[key] = pred[key]
     return out
@@ -1467,6 +1474,9 @@ def main() -> None:
     ap.add_argument("--machines", type=int, default=40)
     ap.add_argument("--per-class", type=int, default=2, help="faulty samples per machine and class (bearing: +1)")
     ap.add_argument("--healthy", type=int, default=12, help="healthy samples per machine")
+    ap.add_argument("--speed-given", action="store_true",
+                    help="give inspect each recording's running speed as a drive display shows it (--speed-rpm "
+                         "ASSET=RPM, whole rpm) instead of leaving audio to find it in the sound")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--healthy-audio", choices=("none", "ref", "both"), default="both",
                     help="score without / with a commissioning recording per machine (--healthy-audio)")
@@ -1510,7 +1520,8 @@ def main() -> None:
     for with_refs in modes:
         label = RUN_LABELS[with_refs]
         t1 = time.time()
-        by_file, logs = score(samples, refs, assets, with_refs, args.workers, label, code, args.registry)
+        by_file, logs = score(samples, refs, assets, with_refs, args.workers, label, code, args.registry,
+                              args.speed_given)
         rows = attach(samples, by_file)
         vis = {m: visible_classes(rows, m) for m in ("audio", "thermal")}
         vis["fused"] = [c for c in CLASSES if c in vis["audio"] or c in vis["thermal"]]

@@ -38,6 +38,12 @@ def inspect(
                                            "has no nominal pressure and its normal vibration, which is how the PLC "
                                            "model tells an imbalance from a machine that runs rough anyway (a piston "
                                            "compressor), as the live job learns them."),
+    speed_rpm: list[str] = typer.Option([], "--speed-rpm",
+                                        help="The shaft speed you measured while recording (tachometer, the "
+                                        "drive's display), in rpm: RPM for every machine or ASSET=RPM for one "
+                                        "(repeatable). Audio reads the machine at that speed instead of searching "
+                                        "for it in the sound (which can mistake a drive machine's speed); it "
+                                        "takes precedence over a PLC file's speed."),
 ) -> None:
     """Score recorded files and print per-file class probabilities and, for several modalities of
     one machine, the fused verdict.
@@ -46,14 +52,15 @@ def inspect(
     error), 2 for bad arguments (unreadable assets.json, unknown registry).
     """
     from models.inspect import InspectInputError, Inspector
-    from models.inspect.readers import load_assets
+    from models.inspect.readers import load_assets, parse_speeds
     from models.registry import ModelRegistry
 
     try:
         profiles = load_assets(assets)
         inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
+        speeds = parse_speeds(list(speed_rpm))
         results, verdicts = inspector.score(list(files), asset, list(healthy_audio), list(healthy_thermal),
-                                            list(healthy_plc))
+                                            list(healthy_plc), speeds)
     except (InspectInputError, LookupError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -75,21 +82,29 @@ def inspect(
         raise typer.Exit(1)
 
 
+def _speed_cell(result) -> str:
+    """An audio file's running speed and where it came from (``given``, ``plc``, ``estimated``)."""
+    if result.shaft_hz is None:
+        return ""
+    source = {"given (--speed-rpm)": "given", "the PLC file's speed": "plc"}.get(result.speed_source or "", "estimated")
+    return f"{60.0 * result.shaft_hz:.0f} rpm ({source})"
+
+
 def _print_tables(results: list, verdicts: list) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     table = Table(title="per file")
-    for col in ("file", "machine", "modality", "class", "p(class)", "top-3"):
+    for col in ("file", "machine", "modality", "class", "p(class)", "top-3", "speed"):
         table.add_column(col)
     for r in results:
         if r.error:
-            table.add_row(Path(r.file).name, r.asset_id or "?", r.modality, "[red]error[/red]", "", r.error[:80])
+            table.add_row(Path(r.file).name, r.asset_id or "?", r.modality, "[red]error[/red]", "", r.error[:80], "")
             continue
         top = sorted(r.probabilities.items(), key=lambda kv: -kv[1])[:3]
         table.add_row(Path(r.file).name, r.asset_id or "?", r.modality, r.label or "", f"{r.probabilities[r.label]:.3f}",
-                      ", ".join(f"{c} {p:.2f}" for c, p in top))
+                      ", ".join(f"{c} {p:.2f}" for c, p in top), _speed_cell(r))
     console.print(table)
     if verdicts:
         fused = Table(title="fused verdict per machine")

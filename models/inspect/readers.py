@@ -292,3 +292,37 @@ def load_assets(path: Path | None) -> dict:
     except (OSError, json.JSONDecodeError) as exc:
         raise InspectInputError(f"{path}: not a readable assets.json ({exc})") from exc
     return load_profiles(doc)
+
+
+def parse_speeds(values: list[str]) -> dict[str | None, float]:
+    """``--speed-rpm`` values (``RPM`` for every machine, ``ASSET=RPM`` for one) as shaft speeds
+    in Hz by machine id (None: every machine); a value that is not a number or lies outside the
+    speeds the audio features search (4-80 Hz, 240-4,800 rpm) raises :class:`InspectInputError`.
+
+    >>> parse_speeds(["1480", "P-101=2950"])
+    {None: 24.666666666666668, 'P-101': 49.166666666666664}
+    >>> parse_speeds(["P-101=29500"])
+    Traceback (most recent call last):
+    ...
+    models.inspect.readers.InspectInputError: --speed-rpm P-101=29500: 29500 rpm is outside 240-4800 rpm (the shaft speeds audio can read, 4-80 Hz); give the shaft speed in rpm, e.g. P-101=1480
+    """
+    from pipeline.features.asset_profile import SPEED_LIMITS_HZ
+
+    lo, hi = (60.0 * v for v in SPEED_LIMITS_HZ)
+    out: dict[str | None, float] = {}
+    for value in values:
+        asset, sep, number = value.rpartition("=")
+        example = f"{asset or 'P-101'}=1480"
+        try:
+            rpm = float(number)
+        except ValueError:
+            raise InspectInputError(f"--speed-rpm {value}: {number!r} is not a number; give the shaft speed in rpm, "
+                                    f"for every machine (1480) or for one ({example})") from None
+        if not lo <= rpm <= hi:
+            raise InspectInputError(f"--speed-rpm {value}: {number} rpm is outside {lo:.0f}-{hi:.0f} rpm (the shaft "
+                                    f"speeds audio can read, {SPEED_LIMITS_HZ[0]:.0f}-{SPEED_LIMITS_HZ[1]:.0f} Hz); "
+                                    f"give the shaft speed in rpm, e.g. {example}")
+        if sep and not asset.strip():
+            raise InspectInputError(f"--speed-rpm {value}: no machine id before '='; give ASSET=RPM or RPM")
+        out[asset.strip() if sep else None] = rpm / 60.0
+    return out

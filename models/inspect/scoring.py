@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,10 @@ FUSION_FILE = "fusion.json"
 OUT_OF_RANGE_WARN = 3
 #: ... and let that modality enter the fusion with its probabilities raised to this power.
 EXTRAPOLATION_POWER = 0.3
+#: Where an audio file's running speed came from: searched in the sound (around nameplate speed, or
+#: over a drive's range), around a speed the user measured (``--speed-rpm``), or around the median
+#: speed of a PLC file of the same machine in the same call.
+SPEED_SOURCES = ("estimated from the sound", "given (--speed-rpm)", "the PLC file's speed")
 #: Without a fusion.json: cavitation only where the asset type names a pump.
 CAVITATION_NEEDS_A_PUMP: dict[str, list[str]] = {"pump": [], "*": ["cavitation"]}
 
@@ -79,12 +84,16 @@ class FileResult:
     error: str | None = None
     extrapolating: bool = False
     withheld: list[str] = field(default_factory=list)
+    #: audio: the shaft speed (Hz) the clip was read at, and where it came from (:data:`SPEED_SOURCES`)
+    shaft_hz: float | None = None
+    speed_source: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
                 "windows": self.windows, "extrapolating": self.extrapolating, "withheld": self.withheld,
-                "warnings": self.warnings, "error": self.error}
+                "shaft_hz": None if self.shaft_hz is None else round(self.shaft_hz, 3),
+                "speed_source": self.speed_source, "warnings": self.warnings, "error": self.error}
 
 
 @dataclass
@@ -319,14 +328,18 @@ class Inspector:
         return dict(refs)
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None,
-              healthy_thermal: list[Path] | None = None, healthy_plc: list[Path] | None = None
+              healthy_thermal: list[Path] | None = None, healthy_plc: list[Path] | None = None,
+              speeds_hz: Mapping[str | None, float] | None = None
               ) -> tuple[list[FileResult], list[AssetVerdict]]:
         """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
         WAV recordings of the same machines when healthy, which its clips are read against;
         ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
         its frames are read against; ``healthy_plc``: PLC exports of the same machines in normal
         operation, which give their running pressure (where assets.json has no nominal pressure) and
-        normal vibration (where it has no ``vibration_normal_mm_s``), as the job learns them."""
+        normal vibration (where it has no ``vibration_normal_mm_s``), as the job learns them.
+        ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
+        by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
+        it does around a PLC file's speed, which it takes precedence over."""
         from pipeline.features.audio_physics import clip_speed
         from pipeline.features.messages import (
             audio_features_message,
@@ -364,9 +377,11 @@ class Inspector:
                     aid = result.asset_id or ""
                     if modality == "audio":
                         x, rate = read_wav(path)
+                        hint, result.speed_source = _speed_hint(aid, speeds_hz or {}, speed_hint)
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
-                                                     shaft_hz=speed_hint.get(aid), source=str(path),
+                                                     shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
+                        result.shaft_hz = clip_speed(msg.vector)
                         if profile.reciprocating:
                             result.warnings.append("a reciprocating machine (assets.json): its valves and crank "
                                                    "knock in step with the shaft like a bearing defect, so audio "
@@ -428,6 +443,17 @@ class Inspector:
                                          {m: max(p, key=p.get) for m, p in mean.items()}, files_by_asset[aid],
                                          {m: sorted(w) for m, w in sorted(withheld_by_asset[aid].items()) if w}))
         return results, verdicts
+
+
+def _speed_hint(asset_id: str, given: Mapping[str | None, float], from_plc: Mapping[str, float]
+                ) -> tuple[float | None, str]:
+    """The speed an audio file's search looks around, and its :data:`SPEED_SOURCES` entry: the
+    user's measured speed of the machine (else one given for every machine), else its PLC file's."""
+    if asset_id in given or None in given:
+        return float(given[asset_id] if asset_id in given else given[None]), SPEED_SOURCES[1]
+    if asset_id in from_plc:
+        return float(from_plc[asset_id]), SPEED_SOURCES[2]
+    return None, SPEED_SOURCES[0]
 
 
 def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:

@@ -488,3 +488,34 @@ def test_a_healthy_plc_export_without_normal_running_is_refused_with_the_reason(
     inspector = Inspector(assets=load_assets(root / "assets.json"))
     with pytest.raises(InspectInputError, match="no window of normal running.*not_running"):
         inspector.score([cases["normal"][2]], healthy_plc=[stopped])
+
+
+def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
+    """``--speed-rpm`` (a tachometer reading) sets the speed audio reads a clip at, before a PLC
+    file's speed; without either the speed is searched in the sound. Each audio record says which."""
+    root, cases = plant
+    wav, _, plc = cases["bearing_wear"]
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    alone = inspector.score([wav])[0][0]
+    with_plc = next(r for r in inspector.score([wav, plc])[0] if r.modality == "audio")
+    assert alone.speed_source == "estimated from the sound" and with_plc.speed_source == "the PLC file's speed"
+    measured = with_plc.shaft_hz
+    assert measured is not None and abs(alone.shaft_hz - measured) < 0.02 * measured  # the search finds it here
+    slower = 0.9 * measured  # a reading 10 % below what the sound and the PLC say: audio must read there
+    given = next(r for r in inspector.score([wav, plc], speeds_hz={"PMP-01": slower})[0] if r.modality == "audio")
+    assert given.speed_source == "given (--speed-rpm)" and abs(given.shaft_hz - slower) <= 0.04 * slower + 0.02
+    other = inspector.score([wav], speeds_hz={"OTHER-9": slower})[0][0]
+    assert other.speed_source == "estimated from the sound"  # another machine's reading does not apply
+
+    rpm = 60.0 * slower
+    result = CliRunner().invoke(app, ["inspect", str(wav), "--assets", str(root / "assets.json"), "--json",
+                                      "--speed-rpm", f"{rpm:.0f}"])
+    assert result.exit_code == 0, result.output
+    rec = json.loads(result.stdout)[0]
+    assert rec["speed_source"] == "given (--speed-rpm)" and abs(rec["shaft_hz"] - slower) <= 0.04 * slower + 0.05
+    table = CliRunner().invoke(app, ["inspect", str(wav), "--assets", str(root / "assets.json"),
+                                     "--speed-rpm", f"PMP-01={rpm:.0f}"])
+    assert table.exit_code == 0 and "(given)" in table.stdout, table.output
+    for bad in ("fast", "PMP-01=99999", "=1480"):
+        refused = CliRunner().invoke(app, ["inspect", str(wav), "--speed-rpm", bad])
+        assert refused.exit_code == 2 and "--speed-rpm" in refused.stderr, (bad, refused.output)
