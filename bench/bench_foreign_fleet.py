@@ -1231,6 +1231,8 @@ def _short(warning: str) -> str:
         return "regions_proposed"
     if "without the machine's healthy sound" in warning:
         return "no_healthy_audio"
+    if "a drive machine read at" in warning:
+        return "drive_speed_from_sound"
     return warning[:160]
 
 

@@ -382,6 +382,12 @@ class Inspector:
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        if profile.vfd and hint is None:
+                            result.warnings.append(
+                                f"a drive machine read at {60.0 * result.shaft_hz:.0f} rpm, the speed found in its "
+                                "sound (on drives that is sometimes a harmonic or another tone: docs/models.md, "
+                                "\"Audio: the running speed of a drive machine\"); if the drive showed another speed, "
+                                "give it with --speed-rpm")
                         if profile.reciprocating:
                             result.warnings.append("a reciprocating machine (assets.json): its valves and crank "
                                                    "knock in step with the shaft like a bearing defect, so audio "

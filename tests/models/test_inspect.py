@@ -519,3 +519,20 @@ def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
     for bad in ("fast", "PMP-01=99999", "=1480"):
         refused = CliRunner().invoke(app, ["inspect", str(wav), "--speed-rpm", bad])
         assert refused.exit_code == 2 and "--speed-rpm" in refused.stderr, (bad, refused.output)
+
+
+def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path) -> None:
+    """A drive machine's clip read without a measured speed carries a warning with the speed found
+    in the sound and how to give the right one; with ``--speed-rpm`` it does not."""
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    entries = doc["assets"] if isinstance(doc, dict) else doc
+    next(e for e in entries if e.get("asset_id", e.get("id")) == "PMP-01")["vfd"] = True
+    (tmp_path / "assets.json").write_text(json.dumps(doc))
+    inspector = Inspector(assets=load_assets(tmp_path / "assets.json"))
+    wav = cases["normal"][0]
+    heard = inspector.score([wav])[0][0]
+    warning = [w for w in heard.warnings if "drive machine" in w]
+    assert len(warning) == 1 and f"{60.0 * heard.shaft_hz:.0f} rpm" in warning[0] and "--speed-rpm" in warning[0]
+    given = inspector.score([wav], speeds_hz={"PMP-01": heard.shaft_hz})[0][0]
+    assert not [w for w in given.warnings if "drive machine" in w]
