@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from models.inspect.scoring import FileResult
 
 
 def register(app: typer.Typer) -> None:
@@ -78,11 +82,16 @@ def inspect(
     for r in results:
         for w in r.warnings:
             typer.echo(f"warning: {Path(r.file).name}: {w}", err=True)
+    heard = {r.asset_id for r in results if r.modality == "audio"}
+    for machine, hz in speeds.items():
+        if machine is not None and machine not in heard:
+            typer.echo(f"warning: --speed-rpm {machine}={60.0 * hz:.0f}: no audio file of machine {machine!r} was "
+                       "scored, so it was not used; check the machine id (file name or --asset)", err=True)
     if any(r.error for r in results):
         raise typer.Exit(1)
 
 
-def _speed_cell(result) -> str:
+def _speed_cell(result: FileResult) -> str:
     """An audio file's running speed and where it came from (``given``, ``plc``, ``estimated``)."""
     if result.shaft_hz is None:
         return ""

@@ -516,6 +516,10 @@ def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
     table = CliRunner().invoke(app, ["inspect", str(wav), "--assets", str(root / "assets.json"),
                                      "--speed-rpm", f"PMP-01={rpm:.0f}"])
     assert table.exit_code == 0 and "(given)" in table.stdout, table.output
+    typo = CliRunner().invoke(app, ["inspect", str(wav), "--assets", str(root / "assets.json"), "--json",
+                                    "--speed-rpm", f"PMP-1={rpm:.0f}"])
+    assert typo.exit_code == 0 and json.loads(typo.stdout)[0]["speed_source"] == "estimated from the sound"
+    assert "no audio file of machine 'PMP-1'" in typo.stderr, typo.stderr
     for bad in ("fast", "PMP-01=99999", "=1480"):
         refused = CliRunner().invoke(app, ["inspect", str(wav), "--speed-rpm", bad])
         assert refused.exit_code == 2 and "--speed-rpm" in refused.stderr, (bad, refused.output)
