@@ -14,7 +14,10 @@ tag (``missing.*`` 1: a fan without a pressure transmitter) withholds the class.
 ``assets.json``: :attr:`pipeline.features.asset_profile.AssetProfile.reciprocating`): its valves or
 crank knock in step with the shaft and ring the structure where bearing impacts ring, so one clip
 calls its healthy running bearing wear (docs/models.md, "Audio: reciprocating machines withhold
-bearing wear"). Thermal withholds every fault it names on a frame read through **proposed**
+bearing wear"). Audio recorded **below 16 kHz** (``stats["band_limited"]``) withholds bearing wear
+and cavitation: such a clip holds nothing above half its rate, where they ring, and read so the
+model calls nearly every worn bearing and cavitating pump normal (docs/models.md, "Audio recorded
+below 16 kHz"). Thermal withholds every fault it names on a frame read through **proposed**
 region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine no ``regions``):
 read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
@@ -27,7 +30,7 @@ check and copy into ``assets.json``. A withheld class:
   (:func:`models.fusion.fuse`, :func:`models.fusion.fit.fuse_arrays`).
 
 >>> import numpy as np
->>> from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+>>> from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
 >>> x = np.zeros(len(AUDIO_VECTOR_NAMES), np.float32)
 >>> withheld_classes("audio", x), withheld_classes("plc", np.zeros(3, np.float32))
 (('imbalance',), ())
@@ -40,6 +43,8 @@ check and copy into ``assets.json``. A withheld class:
 ('cavitation',)
 >>> withheld_classes("audio", x, {"reciprocating": 1.0})
 ('bearing_wear',)
+>>> withheld_classes("audio", x, {"reciprocating": 0.0, "band_limited": 1.0})
+('bearing_wear', 'cavitation')
 >>> withheld_classes("thermal", np.zeros(3, np.float32), {"regions_proposed": 1.0, "regions_registered": 0.0})
 ('bearing_wear', 'electrical_overheating', 'cooling_failure')
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
@@ -54,7 +59,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from pipeline.features.asset_profile import RECIPROCATING_STAT
-from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 
 #: ``{modality: (input width, {class: (index of an input value, True: the class needs it >= 0.5 /
@@ -71,9 +76,10 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 
 #: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
-#: wear), a thermal frame read through proposed region boxes (``pipeline.features.messages``).
+#: wear) or recorded below 16 kHz (no band where bearings and cavitation ring), a thermal frame read
+#: through proposed region boxes (``pipeline.features.messages``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
-    "audio": {RECIPROCATING_STAT: ("bearing_wear",)},
+    "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation")},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
 }
 

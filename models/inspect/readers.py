@@ -39,14 +39,24 @@ class InspectInputError(ValueError):
 
 
 def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
-    """``(float32 mono samples in [-1, 1], sample rate)`` of a WAV file's bytes."""
+    """``(float32 mono samples in [-1, 1], sample rate)`` of a WAV file's bytes: PCM or float
+    (``scipy.io.wavfile``), else what libsndfile reads (``soundfile``: mu-law and A-law WAVs of
+    loggers and telephony recorders, IMA ADPCM, RF64)."""
     from scipy.io import wavfile
 
     try:
         rate, x = wavfile.read(io.BytesIO(data))
     except Exception as exc:
-        raise InspectInputError(f"{name}: not a readable WAV file ({type(exc).__name__}: {exc}); expected RIFF/WAVE "
-                                "PCM or float") from exc
+        try:
+            import soundfile
+
+            y, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        except Exception:
+            raise InspectInputError(f"{name}: not a readable WAV file ({type(exc).__name__}: {exc}); expected "
+                                    "RIFF/WAVE PCM, float, mu-law or A-law") from exc
+        if y.size == 0:
+            raise InspectInputError(f"{name}: the WAV file holds no samples") from None
+        return y.mean(axis=1), int(rate)
     x = np.asarray(x)
     if x.dtype.kind == "u":
         y = (x.astype(np.float32) - 2 ** (8 * x.dtype.itemsize - 1)) / 2 ** (8 * x.dtype.itemsize - 1)

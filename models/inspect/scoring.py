@@ -340,7 +340,7 @@ class Inspector:
         ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""
-        from pipeline.features.audio_physics import clip_speed
+        from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, clip_speed
         from pipeline.features.messages import (
             audio_features_message,
             thermal_message_any_unit,
@@ -382,6 +382,11 @@ class Inspector:
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        if msg.stats.get(BAND_LIMITED_STAT, 0.0) >= 0.5:
+                            result.warnings.append(
+                                f"recorded at {rate} Hz: it holds nothing above {rate // 2} Hz, where bearing defects "
+                                "and cavitation ring (the models read up to 7.8 kHz), so audio withholds both; "
+                                f"record at {SAMPLE_RATE} Hz or more")
                         if profile.vfd and hint is None:
                             result.warnings.append(
                                 f"a drive machine read at {60.0 * result.shaft_hz:.0f} rpm, the speed found in its "

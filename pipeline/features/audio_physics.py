@@ -63,6 +63,10 @@ from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, Baseline, baseline_values
 
 SAMPLE_RATE = 16_000
+#: The audio message's ``stats`` key that is 1.0 for a clip recorded below :data:`SAMPLE_RATE`: it
+#: holds nothing above half its rate, where bearing defects and cavitation ring (the models read
+#: envelope bands up to 7.8 kHz), so the models' readers withhold those classes.
+BAND_LIMITED_STAT = "band_limited"
 SEGMENT = SAMPLE_RATE
 MAX_SEGMENTS = 8
 MIN_SECONDS = 0.25

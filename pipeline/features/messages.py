@@ -25,7 +25,7 @@ from pipeline.features import FEATURES_VERSION
 from pipeline.features.asset_profile import RECIPROCATING_STAT, AssetProfile, as_profile
 from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
-from pipeline.features.audio_physics import audio_vector, resample_to_16k
+from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, audio_vector, resample_to_16k
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
@@ -134,11 +134,13 @@ def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, s
     (:mod:`pipeline.features.audio_baseline`; the job's), read into the vector's last seven values.
     ``stats["reciprocating"]`` is 1.0 for a machine that knocks in step with the shaft when healthy
     (:attr:`~pipeline.features.asset_profile.AssetProfile.reciprocating`): the model's readers
-    withhold bearing wear there (:mod:`models.withheld_classes`).
+    withhold bearing wear there (:mod:`models.withheld_classes`). ``stats["band_limited"]`` is 1.0
+    for a clip recorded below 16 kHz: its readers withhold bearing wear and cavitation.
     """
     x = resample_to_16k(samples, sample_rate)
     mel, stats = audio_features(x, 16_000, asset, shaft_hz)
     stats[RECIPROCATING_STAT] = float(as_profile(asset).reciprocating)
+    stats[BAND_LIMITED_STAT] = float(sample_rate < SAMPLE_RATE)
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
                          ingest_time_ms=ingest_time_ms,

@@ -540,3 +540,29 @@ def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path)
     assert len(warning) == 1 and f"{60.0 * heard.shaft_hz:.0f} rpm" in warning[0] and "--speed-rpm" in warning[0]
     given = inspector.score([wav], speeds_hz={"PMP-01": heard.shaft_hz})[0][0]
     assert not [w for w in given.warnings if "drive machine" in w]
+
+
+def test_audio_recorded_below_16_khz_withholds_what_it_cannot_hold(plant, tmp_path) -> None:
+    """A clip recorded at 8 kHz holds nothing above 4 kHz, where bearing defects and cavitation
+    ring: audio withholds both (and says why) instead of calling the worn bearing normal; the same
+    clip at 16 kHz names it."""
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["bearing_wear"][0]
+    full = inspector.score([wav])[0][0]
+    assert full.label == "bearing_wear" and full.withheld == ["imbalance"]
+    clip, rate = sf.read(wav, dtype="float32")
+    low = tmp_path / wav.name
+    sf.write(low, resample_poly(clip, 1, 2), rate // 2, subtype="PCM_16")
+    narrow = inspector.score([low])[0][0]
+    assert narrow.error is None and set(narrow.withheld) == {"bearing_wear", "cavitation", "imbalance"}
+    assert narrow.label == "normal" and narrow.probabilities["bearing_wear"] == 0.0
+    assert any("recorded at 8000 Hz" in w and "withholds" in w for w in narrow.warnings), narrow.warnings
+    mulaw = tmp_path / "mulaw" / wav.name  # a logger's mu-law WAV at the full rate: read, not refused
+    mulaw.parent.mkdir()
+    sf.write(mulaw, clip, rate, subtype="ULAW")
+    logged = inspector.score([mulaw])[0][0]
+    assert logged.error is None and "bearing_wear" not in logged.withheld

@@ -1,0 +1,96 @@
+"""What the audio model says about recordings made below 16 kHz (the foreign fleet, resampled).
+
+    .venv/bin/python bench/bench_foreign_fleet.py --healthy-audio none --data /tmp/ffa --out /tmp/ff_base.json
+    .venv/bin/python bench/bench_audio_rates.py --foreign /tmp/ff_base.json --foreign-data /tmp/ffa \\
+        --out bench/results/audio_rates.json
+
+Handheld recorders, data loggers and telephony-grade sensors record at 8-12 kHz. Such a clip holds
+nothing above half its rate; the audio model reads envelope bands up to 7.8 kHz, where bearing
+defects and cavitation ring. Every healthy, bearing-wear and cavitation recording of the foreign
+fleet (``bench_foreign_fleet.py``, its ``--data`` folder; piston compressors left out, bearing wear
+and cavitation past moderate severity) is resampled to each rate of ``--rates`` (PCM16) and read as
+``linewatch inspect`` reads it, at the recording's true speed (``--speed-rpm``, so that the rate and
+not the speed is measured), alone. Per rate: what the model names (its label before any class is
+withheld: recall of bearing wear and cavitation, healthy false alarms), the share it flags as
+extrapolating, and the classes served records withhold (since this bench's commit: bearing wear and
+cavitation below 16 kHz).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--foreign", type=Path, required=True, help="a bench_foreign_fleet.py report")
+    ap.add_argument("--foreign-data", type=Path, required=True, help="its --data folder")
+    ap.add_argument("--rates", type=int, nargs="+", default=[8000, 11025, 16000])
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/audio_rates.json")
+    args = ap.parse_args()
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    from models.inputs import input_array
+    from models.inspect import Inspector
+    from models.inspect.readers import load_assets
+    from models.withheld_classes import withheld_classes
+    from pipeline.features.messages import audio_features_message
+
+    t0 = time.time()
+    report = json.loads(args.foreign.read_text())
+    profiles = load_assets(args.foreign_data / "assets.json")
+    inspector = Inspector(assets=profiles)
+    files = {p.name: p for p in args.foreign_data.rglob("*.wav")}
+    rows = [r for r in report["records"] if r["cls"] in ("normal", "bearing_wear", "cavitation")
+            and (r["cls"] == "normal" or r["severity"] >= 0.5)
+            and report["machines"][r["asset_id"]]["subkind"] != "piston"]
+    counts: dict[int, dict[str, Counter]] = {rate: {c: Counter() for c in ("normal", "bearing_wear", "cavitation")}
+                                             for rate in args.rates}
+    for r in rows:
+        x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
+        x = x.mean(axis=1)
+        profile = profiles[r["asset_id"]]
+        for target in args.rates:
+            y = resample_poly(x, target, rate) if target != rate else x
+            y = np.round(np.clip(y, -1.0, 1.0) * 32767.0) / 32768.0  # PCM16, as such a recorder writes it
+            msg = audio_features_message(r["asset_id"], profile.asset_type, 0, y.astype(np.float32), target, profile,
+                                         shaft_hz=float(r["shaft_hz"]))
+            x_in = input_array("audio", msg)
+            probs, classes, _ = inspector._predict("audio", [x_in], profile.asset_type)
+            label = classes[int(np.argmax(probs))]
+            c = counts[target][r["cls"]]
+            c["n"] += 1
+            c["named"] += (label != "normal") if r["cls"] == "normal" else (label == r["cls"])
+            c["extrapolating"] += len(inspector.outside_training("audio", x_in)) >= 3
+            for w in withheld_classes("audio", x_in, msg.stats):
+                c[f"withheld:{w}"] += 1
+    result: dict[str, Any] = {
+        "command": " ".join([".venv/bin/python", "bench/bench_audio_rates.py", *sys.argv[1:]]),
+        "machine": {"platform": platform.platform(), "processor": platform.processor()},
+        "rates": {str(rate): {cls: dict(c) for cls, c in per.items()} for rate, per in counts.items()},
+        "seconds": round(time.time() - t0, 1)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    for rate, per in counts.items():
+        b, cav, h = per["bearing_wear"], per["cavitation"], per["normal"]
+        print(f"{rate:6d} Hz: model names bearing {b['named']}/{b['n']}, cavitation {cav['named']}/{cav['n']}, "
+              f"healthy false alarms {h['named']}/{h['n']}; extrapolating {b['extrapolating'] + cav['extrapolating'] + h['extrapolating']}"
+              f"/{b['n'] + cav['n'] + h['n']}; bearing wear withheld on {h['withheld:bearing_wear']}/{h['n']} healthy")
+    print(f"{result['seconds']:.0f} s; {args.out}")
+
+
+if __name__ == "__main__":
+    main()
