@@ -1,4 +1,4 @@
-"""What the audio model says about recordings made below 16 kHz (the foreign fleet, resampled).
+"""What the audio model says about recordings made below 16 kHz or driven into clipping (the foreign fleet).
 
     .venv/bin/python bench/bench_foreign_fleet.py --healthy-audio none --data /tmp/ffa --out /tmp/ff_base.json
     .venv/bin/python bench/bench_audio_rates.py --foreign /tmp/ff_base.json --foreign-data /tmp/ffa \\
@@ -14,6 +14,12 @@ not the speed is measured), alone. Per rate: what the model names (its label bef
 withheld: recall of bearing wear and cavitation, healthy false alarms), the share it flags as
 extrapolating, and the classes served records withhold (since this bench's commit: bearing wear and
 cavitation below 16 kHz).
+
+``--overdrive-db``: the healthy recordings peak-normalised to 0.9 of full scale and amplified by
+each gain into clipping (PCM16): the model's false alarms, and how many
+:func:`pipeline.features.audio_clipping.is_clipped` flags (``inspect`` warns on those). With
+``--simulator-clipping`` also the share of our own fleets' clips (``bench_generalisation.py``'s
+seeds, 200 per class) that the detector flags.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ def main() -> None:
     ap.add_argument("--foreign", type=Path, required=True, help="a bench_foreign_fleet.py report")
     ap.add_argument("--foreign-data", type=Path, required=True, help="its --data folder")
     ap.add_argument("--rates", type=int, nargs="+", default=[8000, 11025, 16000])
+    ap.add_argument("--overdrive-db", type=float, nargs="*", default=[], help="gains into clipping (dB over 0.9 FS)")
+    ap.add_argument("--simulator-clipping", action="store_true", help="also count clipped clips of our own fleets")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/audio_rates.json")
     args = ap.parse_args()
     import soundfile as sf
@@ -77,10 +85,46 @@ def main() -> None:
             c["extrapolating"] += len(inspector.outside_training("audio", x_in)) >= 3
             for w in withheld_classes("audio", x_in, msg.stats):
                 c[f"withheld:{w}"] += 1
+    from pipeline.features.audio_clipping import is_clipped
+
+    overdrive: dict[str, dict[str, int]] = {}
+    for gain_db in [0.0, *args.overdrive_db] if args.overdrive_db else []:
+        c = Counter()
+        for r in rows:
+            if r["cls"] != "normal":
+                continue
+            x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
+            x = x.mean(axis=1)
+            y = np.clip(x * 0.9 / max(float(np.max(np.abs(x))), 1e-12) * 10.0 ** (gain_db / 20.0), -1.0, 1.0)
+            y = (np.round(y * 32767.0) / 32768.0).astype(np.float32)
+            profile = profiles[r["asset_id"]]
+            msg = audio_features_message(r["asset_id"], profile.asset_type, 0, y, rate, profile,
+                                         shaft_hz=float(r["shaft_hz"]))
+            probs, classes, _ = inspector._predict("audio", [input_array("audio", msg)], profile.asset_type)
+            c["healthy"] += 1
+            c["false_alarms"] += classes[int(np.argmax(probs))] != "normal"
+            c["flagged_clipped"] += is_clipped(y)
+        overdrive[f"{gain_db:g} dB"] = dict(c)
+    simulator: dict[str, dict[str, int]] = {}
+    if args.simulator_clipping:
+        from linewatch.simulator.domain import DomainRenderer
+        from models.data.domain_data import _world
+
+        for domain, n_assets, seed in (("train", 150, 1001), ("unseen", 60, 1002)):
+            fleet, _, specs = _world(domain, n_assets, seed, 200)
+            renderer = DomainRenderer(fleet, seed)
+            c = Counter()
+            for spec in specs:
+                clip = renderer.render(spec, modalities=("audio",)).clip.astype(np.float32) / 32768.0
+                key = "healthy" if spec.fault == "normal" else "faulty"
+                c[key] += 1
+                c[f"{key}_clipped"] += is_clipped(clip)
+            simulator[domain] = dict(c)
     result: dict[str, Any] = {
         "command": " ".join([".venv/bin/python", "bench/bench_audio_rates.py", *sys.argv[1:]]),
         "machine": {"platform": platform.platform(), "processor": platform.processor()},
         "rates": {str(rate): {cls: dict(c) for cls, c in per.items()} for rate, per in counts.items()},
+        "overdrive": overdrive, "simulator_clipping": simulator,
         "seconds": round(time.time() - t0, 1)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
@@ -89,6 +133,12 @@ def main() -> None:
         print(f"{rate:6d} Hz: model names bearing {b['named']}/{b['n']}, cavitation {cav['named']}/{cav['n']}, "
               f"healthy false alarms {h['named']}/{h['n']}; extrapolating {b['extrapolating'] + cav['extrapolating'] + h['extrapolating']}"
               f"/{b['n'] + cav['n'] + h['n']}; bearing wear withheld on {h['withheld:bearing_wear']}/{h['n']} healthy")
+    for gain, c in overdrive.items():
+        print(f"healthy overdriven {gain}: false alarms {c['false_alarms']}/{c['healthy']}, flagged clipped "
+              f"{c['flagged_clipped']}/{c['healthy']}")
+    for domain, c in simulator.items():
+        print(f"our fleet ({domain} types): clipped healthy {c['healthy_clipped']}/{c['healthy']}, "
+              f"faulty {c['faulty_clipped']}/{c['faulty']}")
     print(f"{result['seconds']:.0f} s; {args.out}")
 
 

@@ -340,6 +340,7 @@ class Inspector:
         ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""
+        from pipeline.features.audio_clipping import CLIPPED_SHARE, clipped_fraction
         from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, clip_speed
         from pipeline.features.messages import (
             audio_features_message,
@@ -382,6 +383,12 @@ class Inspector:
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        clipped = clipped_fraction(x)
+                        if clipped >= CLIPPED_SHARE:
+                            result.warnings.append(
+                                f"{100.0 * clipped:.1f} % of the samples are clipped (piled up at the recording's "
+                                "peak): flat tops read as impacts, so bearing wear or cavitation may be a false "
+                                "alarm here; record with less gain")
                         if msg.stats.get(BAND_LIMITED_STAT, 0.0) >= 0.5:
                             result.warnings.append(
                                 f"recorded at {rate} Hz: it holds nothing above {rate // 2} Hz, where bearing defects "

@@ -566,3 +566,20 @@ def test_audio_recorded_below_16_khz_withholds_what_it_cannot_hold(plant, tmp_pa
     sf.write(mulaw, clip, rate, subtype="ULAW")
     logged = inspector.score([mulaw])[0][0]
     assert logged.error is None and "bearing_wear" not in logged.withheld
+
+
+def test_a_clipped_recording_says_so(plant, tmp_path) -> None:
+    """A recording driven past full scale (flat tops) carries a warning with its clipped share; the
+    same clip recorded with headroom does not."""
+    import soundfile as sf
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["normal"][0]
+    clip, rate = sf.read(wav, dtype="float64")
+    assert not [w for w in inspector.score([wav])[0][0].warnings if "clipped" in w]
+    loud = tmp_path / wav.name
+    sf.write(loud, np.clip(clip * 10.0 / np.max(np.abs(clip)), -1.0, 1.0), rate, subtype="PCM_16")
+    warned = [w for w in inspector.score([loud])[0][0].warnings if "clipped" in w]
+    assert len(warned) == 1 and "less gain" in warned[0], warned
+
