@@ -71,11 +71,11 @@ def comb_rows(x: np.ndarray, rate: int, profile, shaft_hz: float | None) -> tupl
 def best_comb(prom: np.ndarray, df: float, shaft_hz: float, mode: str) -> float:
     from pipeline.features import audio_physics as ap
 
+    if mode == "shipped":
+        return ap.blind_comb(prom, df, shaft_hz)[0]
     lo, hi, step = ap.BLIND_ORDERS
     orders = np.arange(lo, hi, step)
     near = np.abs(orders - np.round(orders)) <= NEAR
-    if mode == "shipped":
-        orders, near = orders[~near], near[~near]
     values, inside = ap._comb_values(prom, df, np.outer(orders * shaft_hz, np.arange(1, ap.COMB_HARMONICS + 1)))
     n_in = inside.sum(axis=-1)
     score = np.where(n_in >= 2, values.sum(axis=-1) / np.maximum(n_in, 1), -1.0)
