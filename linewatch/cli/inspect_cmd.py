@@ -93,10 +93,12 @@ def inspect(
 
 def _speed_cell(result: FileResult) -> str:
     """An audio file's running speed and where it came from (``given``, ``plc``, ``estimated``)."""
+    from models.inspect.scoring import SPEED_SOURCES
+
     if result.shaft_hz is None:
         return ""
-    source = {"given (--speed-rpm)": "given", "the PLC file's speed": "plc"}.get(result.speed_source or "", "estimated")
-    return f"{60.0 * result.shaft_hz:.0f} rpm ({source})"
+    short = dict(zip(SPEED_SOURCES, ("estimated", "given", "plc"), strict=True))
+    return f"{60.0 * result.shaft_hz:.0f} rpm ({short.get(result.speed_source or '', 'estimated')})"
 
 
 def _print_tables(results: list, verdicts: list) -> None:
