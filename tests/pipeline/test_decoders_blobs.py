@@ -18,9 +18,9 @@ from pipeline.decoders import DecodeError, decode_thermal_tiff, decode_wav
 from pipeline.landing import LandingZone, ManifestEntry, ManifestError, parse_manifest_line, read_blob, read_manifest
 
 
-def tiff_bytes(array: np.ndarray) -> bytes:
+def tiff_bytes(array: np.ndarray, compression: str | None = None) -> bytes:
     buf = io.BytesIO()
-    tifffile.imwrite(buf, array)
+    tifffile.imwrite(buf, array, compression=compression)
     return buf.getvalue()
 
 
@@ -47,6 +47,16 @@ def test_thermal_round_trip() -> None:
 @pytest.mark.parametrize("cut", [6, 9, 200, 5_000, 38_000])
 def test_truncated_tiff(cut: int) -> None:
     assert reason_of(decode_thermal_tiff, tiff_bytes(FRAME)[:cut], "f.tiff") is R.TRUNCATED
+
+
+@pytest.mark.parametrize(("compression", "tag"), [("zlib", "ADOBE_DEFLATE"), ("lzw", "LZW"), ("packbits", "PACKBITS")])
+def test_compressed_tiffs_decode_like_plain_ones(compression: str, tag: str) -> None:
+    """Deflate, LZW and PackBits (MATLAB's default for TIFF) strips: LZW and PackBits need imagecodecs."""
+    data = tiff_bytes(FRAME, compression)
+    with tifffile.TiffFile(io.BytesIO(data)) as tif:
+        assert tif.pages[0].compression.name == tag  # really compressed
+    assert np.array_equal(decode_thermal_tiff(data, "f.tiff"), FRAME)
+    assert reason_of(decode_thermal_tiff, data[: len(data) // 2], "f.tiff") in (R.TRUNCATED, R.DECODE_ERROR)
 
 
 def test_tiff_of_wrong_shape_or_dtype_is_bad_shape() -> None:
