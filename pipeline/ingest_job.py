@@ -70,15 +70,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stop-grace-s", type=float, default=30.0, help="kill the process group after this long")
     args = parser.parse_args(argv)
     stop = threading.Event()
+    supervisor_gone = threading.Event()  # the liveness pipe's EOF: it comes before the kernel re-parents us
     if not args.cluster:
-        from pipeline.supervision.lifeline import set_parent_death_signal, watch_lifeline
+        from pipeline.supervision.lifeline import deadline_on_stop, set_parent_death_signal, watch_lifeline
 
         for sig in (signal.SIGTERM, signal.SIGINT):  # before the JVM starts: a stop is always a clean cancel
             signal.signal(sig, lambda *_: stop.set())
         if args.parent_pid is not None:
             set_parent_death_signal(signal.SIGTERM, args.parent_pid)
         if args.lifeline is not None:
-            watch_lifeline(args.lifeline, stop)
+            watch_lifeline(args.lifeline, supervisor_gone, stop)
+
+        def grace_s() -> float:
+            """An orphan (its supervisor died) has nobody waiting for a clean cancel: a short grace."""
+            orphaned = supervisor_gone.is_set() or (args.parent_pid is not None and os.getppid() != args.parent_pid)
+            return float(min(args.stop_grace_s, ORPHAN_GRACE_S) if orphaned else args.stop_grace_s)
+
+        deadline_on_stop(stop, grace_s)
     if not args.cluster:
         os.environ["PYTHONPATH"] = python_path()  # before the JVM starts: thread mode imports pemja
     sys.path.insert(0, str(PROJECT_ROOT))
@@ -109,17 +117,15 @@ def main(argv: list[str] | None = None) -> int:
         if status in ("FAILED", "FINISHED", "CANCELED"):
             print(f"JOB_STATUS {status}", flush=True)
             return 1 if status == "FAILED" else 0
-    from pipeline.supervision.lifeline import exit_deadline
+    from pipeline.supervision.lifeline import end_children
 
-    orphaned = args.parent_pid is not None and os.getppid() != args.parent_pid
-    # an orphan (its supervisor died) has nobody waiting for a clean cancel: a short grace, then the group goes
-    exit_deadline(min(args.stop_grace_s, ORPHAN_GRACE_S) if orphaned else args.stop_grace_s)
+    # the deadline (deadline_on_stop) runs since the stop was asked; it kills the group if what follows hangs
     try:
         client.cancel().result()
     except Exception as exc:  # already gone
         print(f"cancel: {exc}", file=sys.stderr, flush=True)
     print("JOB_STATUS CANCELED", flush=True)
-    time.sleep(0)  # let the gateway flush its output
+    end_children()  # the JVM goes before the job does, also when nobody waits for the job (an orphan)
     return 0
 
 

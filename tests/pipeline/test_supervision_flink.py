@@ -136,6 +136,7 @@ def test_crash_restart_cycles_keep_temp_bounded(
     env = cli_env(data, prefix + "c", redis_url, systmp)
     root = TempRoot(data / "flink" / "tmp")
     usage = []
+    gone_s: list[float] = []
     cli = start_cli(landing, env, tmp_path / "cli-0.log")
     try:
         for cycle in range(3):
@@ -146,14 +147,16 @@ def test_crash_restart_cycles_keep_temp_bounded(
             cli.wait()
             # restart at once, while the old job may still be cancelling: the start waits for it, never refuses
             cli = start_cli(landing, env, tmp_path / f"cli-{cycle + 1}.log")
-            poll(lambda: not alive(job_pid) and not alive(jvm_pid), GONE_WITHIN_S, "job and JVM to exit", log)
+            gone_s.append(poll(lambda: not alive(job_pid) and not alive(jvm_pid), GONE_WITHIN_S,
+                               "job and JVM to exit", log))
         wait_running(cli, landing, tmp_path / "cli-3.log")
     finally:
         if cli.poll() is None:
             cli.send_signal(signal.SIGTERM)
             assert cli.wait(timeout=90) == 0
     runs, used = root.usage()
-    print(f"temp after {len(usage)} crash cycles: {runs} run dirs, {used / 1e6:.1f} MB; during runs {usage}")
+    print(f"temp after {len(usage)} crash cycles: {runs} run dirs, {used / 1e6:.1f} MB; during runs {usage}; "
+          f"job + JVM gone {', '.join(f'{s:.1f}' for s in gone_s)} s after each kill -9")
     assert all(n <= 1 for n, _ in usage), f"stale run temp dirs were not removed at start: {usage}"
     assert runs == 0 and used == 0, f"a clean stop must remove its temp dir: {runs} dirs, {used} bytes"
     assert dir_bytes(systmp) == 0, f"files left in TMPDIR: {list(systmp.rglob('*'))}"
