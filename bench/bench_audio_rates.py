@@ -15,6 +15,12 @@ withheld: recall of bearing wear and cavitation, healthy false alarms), the shar
 extrapolating, and the classes served records withhold (since this bench's commit: bearing wear and
 cavitation below 16 kHz).
 
+``--codecs``: every such recording encoded at its own rate with a lossy codec as a phone or a
+handheld recorder stores it (``mp3:LEVEL``, ``ogg:LEVEL`` (Vorbis), ``opus:LEVEL``; LEVEL is
+libsndfile's compression level, 0 = best quality; ``flac`` lossless as the check), decoded by
+libsndfile as ``inspect`` reads such a file, then read as above: what the model names, and the mean
+bit rate of the encoded files.
+
 ``--overdrive-db``: the healthy recordings peak-normalised to 0.9 of full scale and amplified by
 each gain into clipping (PCM16): the model's false alarms, and how many
 :func:`pipeline.features.audio_clipping.is_clipped` flags (``inspect`` warns on those). With
@@ -26,6 +32,7 @@ calls faulty (read alone, without a speed).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import platform
 import sys
@@ -38,13 +45,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+#: ``--codecs`` name: (libsndfile format, subtype).
+CODECS = {"mp3": ("MP3", "MPEG_LAYER_III"), "ogg": ("OGG", "VORBIS"), "opus": ("OGG", "OPUS"), "flac": ("FLAC", "PCM_16")}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--foreign", type=Path, required=True, help="a bench_foreign_fleet.py report")
     ap.add_argument("--foreign-data", type=Path, required=True, help="its --data folder")
-    ap.add_argument("--rates", type=int, nargs="+", default=[8000, 11025, 16000])
+    ap.add_argument("--rates", type=int, nargs="*", default=[8000, 11025, 16000])
+    ap.add_argument("--codecs", nargs="*", default=[], help="mp3:LEVEL, ogg:LEVEL, opus:LEVEL or flac")
     ap.add_argument("--overdrive-db", type=float, nargs="*", default=[], help="gains into clipping (dB over 0.9 FS)")
     ap.add_argument("--simulator-clipping", action="store_true", help="also count clipped clips of our own fleets")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/audio_rates.json")
@@ -94,6 +104,29 @@ def main() -> None:
             for w in withheld_classes("audio", x_in, msg.stats):
                 c[f"withheld:{w}"] += 1
 
+    codecs: dict[str, dict[str, Any]] = {}
+    for spec in args.codecs:
+        name, _, level = spec.partition(":")
+        fmt, subtype = CODECS[name]
+        per = {c: Counter() for c in ("normal", "bearing_wear", "cavitation")}
+        kbps: list[float] = []
+        for r in rows:
+            x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
+            x = np.clip(x.mean(axis=1), -1.0, 1.0)
+            buf = io.BytesIO()
+            try:
+                sf.write(buf, x, rate, format=fmt, subtype=subtype, compression_level=float(level) if level else None)
+            except Exception:  # noqa: BLE001 - Opus takes 8/12/16/24/48 kHz only
+                per[r["cls"]]["unencodable"] += 1
+                continue
+            kbps.append(len(buf.getvalue()) * 8 / (len(x) / rate) / 1000)
+            y, _ = sf.read(io.BytesIO(buf.getvalue()), always_2d=True, dtype="float32")
+            label = read(y.mean(axis=1), rate, r["asset_id"], profiles[r["asset_id"]], float(r["shaft_hz"]))[2]
+            c = per[r["cls"]]
+            c["n"] += 1
+            c["named"] += (label != "normal") if r["cls"] == "normal" else (label == r["cls"])
+        codecs[spec] = {"kbps_mean": round(float(np.mean(kbps)), 1) if kbps else None,
+                        **{cls: dict(c) for cls, c in per.items()}}
     overdrive: dict[str, dict[str, int]] = {}
     for gain_db in [0.0, *args.overdrive_db] if args.overdrive_db else []:
         c = Counter()
@@ -132,7 +165,7 @@ def main() -> None:
         "command": " ".join([".venv/bin/python", "bench/bench_audio_rates.py", *sys.argv[1:]]),
         "machine": {"platform": platform.platform(), "processor": platform.processor()},
         "rates": {str(rate): {cls: dict(c) for cls, c in per.items()} for rate, per in counts.items()},
-        "overdrive": overdrive, "simulator_clipping": simulator,
+        "codecs": codecs, "overdrive": overdrive, "simulator_clipping": simulator,
         "seconds": round(time.time() - t0, 1)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
@@ -141,6 +174,11 @@ def main() -> None:
         print(f"{rate:6d} Hz: model names bearing {b['named']}/{b['n']}, cavitation {cav['named']}/{cav['n']}, "
               f"healthy false alarms {h['named']}/{h['n']}; extrapolating {b['extrapolating'] + cav['extrapolating'] + h['extrapolating']}"
               f"/{b['n'] + cav['n'] + h['n']}; bearing wear withheld on {h['withheld:bearing_wear']}/{h['n']} healthy")
+    for spec, per in codecs.items():
+        b, cav, h = per["bearing_wear"], per["cavitation"], per["normal"]
+        print(f"{spec:>9s} ({per['kbps_mean']} kbit/s): model names bearing {b.get('named', 0)}/{b.get('n', 0)}, cavitation "
+              f"{cav.get('named', 0)}/{cav.get('n', 0)}, healthy false alarms {h.get('named', 0)}/{h.get('n', 0)}; "
+              f"not encodable {b.get('unencodable', 0) + cav.get('unencodable', 0) + h.get('unencodable', 0)}")
     for gain, c in overdrive.items():
         print(f"healthy overdriven {gain}: false alarms {c['false_alarms']}/{c['healthy']}, flagged clipped "
               f"{c['flagged_clipped']}/{c['healthy']}")

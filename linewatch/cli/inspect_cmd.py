@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 def inspect(
     files: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
-                                       help="WAV clips, TIFF frames, PLC CSV / JSON-lines files (any mix)."),
+                                       help="Audio (WAV; also FLAC, Ogg, MP3), TIFF frames, PLC CSV / JSON-lines files (any mix)."),
     assets: Path | None = typer.Option(None, "--assets", exists=True, dir_okay=False,
                                        help="assets.json describing the machines (schema: docs/simulator.md)."),
     asset: str | None = typer.Option(None, "--asset", help="Machine id of every file (else from <ASSET>-<stamp> "

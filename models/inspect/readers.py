@@ -1,9 +1,11 @@
 """Tolerant readers for recorded files: what a handheld device or a historian export really holds.
 
 * WAV: PCM 8/16/24/32-bit or float, mono or multi-channel (averaged), any sample rate and length
-  (the feature code resamples to 16 kHz and reads up to eight 1 s segments);
-* TIFF: any size, any numeric dtype, first page; the unit comes from ``assets.json`` or the value
-  range (``pipeline.features.thermal_regions.frame_to_celsius``);
+  (the feature code resamples to 16 kHz and reads up to eight 1 s segments); also mu-law, A-law,
+  ADPCM and RF64 WAVs, and FLAC, Ogg (Vorbis, Opus) and MP3 files, through libsndfile;
+* TIFF: any size, any numeric dtype, uncompressed or compressed (Deflate, LZW, PackBits: tifffile
+  with imagecodecs), first page (a warning says how many more there were); the unit comes from
+  ``assets.json`` or the value range (``pipeline.features.thermal_regions.frame_to_celsius``);
 * PLC: the historian long format (``timestamp,tag,value,quality,unit``, CSV or JSON lines) of
   ``docs/simulator.md``, or a *wide* CSV with a ``timestamp`` column and one column per tag
   (``motor_current_a`` or ``<ASSET>.motor_current_a``; the asset comes from ``--asset`` or the
@@ -39,9 +41,9 @@ class InspectInputError(ValueError):
 
 
 def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
-    """``(float32 mono samples in [-1, 1], sample rate)`` of a WAV file's bytes: PCM or float
-    (``scipy.io.wavfile``), else what libsndfile reads (``soundfile``: mu-law and A-law WAVs of
-    loggers and telephony recorders, IMA ADPCM, RF64)."""
+    """``(float32 mono samples in [-1, 1], sample rate)`` of an audio file's bytes: a PCM or float
+    WAV (``scipy.io.wavfile``), else what libsndfile reads (``soundfile``: mu-law and A-law WAVs of
+    loggers and telephony recorders, IMA ADPCM, RF64; FLAC, Ogg Vorbis / Opus and MP3 files)."""
     from scipy.io import wavfile
 
     try:
@@ -53,9 +55,9 @@ def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
             y, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
         except Exception:
             raise InspectInputError(f"{name}: not a readable WAV file ({type(exc).__name__}: {exc}); expected "
-                                    "RIFF/WAVE PCM, float, mu-law or A-law") from exc
+                                    "RIFF/WAVE PCM, float, mu-law or A-law, or FLAC, Ogg or MP3") from exc
         if y.size == 0:
-            raise InspectInputError(f"{name}: the WAV file holds no samples") from None
+            raise InspectInputError(f"{name}: the audio file holds no samples") from None
         return y.mean(axis=1), int(rate)
     x = np.asarray(x)
     if x.dtype.kind == "u":
@@ -75,15 +77,44 @@ def read_wav(path: Path) -> tuple[np.ndarray, int]:
     return wav_from_bytes(Path(path).read_bytes(), str(path))
 
 
-def read_frame(path: Path) -> np.ndarray:
-    """The first page of a TIFF as a 2-D array (dtype kept; units are decided later)."""
+#: libsndfile subtypes of lossy codecs (MP3, Ogg Vorbis, Opus).
+LOSSY_SUBTYPES = ("MPEG_LAYER_I", "MPEG_LAYER_II", "MPEG_LAYER_III", "VORBIS", "OPUS")
+
+
+def lossy_bitrate_kbps(path: Path) -> float | None:
+    """The mean bit rate (kbit/s: file size over duration) of a lossy audio file, None for a
+    lossless one (WAV, FLAC) or one libsndfile cannot describe.
+
+    >>> import soundfile, tempfile
+    >>> d = Path(tempfile.mkdtemp()); soundfile.write(d / "a.flac", np.zeros(16_000), 16_000)
+    >>> lossy_bitrate_kbps(d / "a.flac") is None
+    True
+    """
+    import soundfile
+
+    try:
+        info = soundfile.info(str(path))
+    except Exception:  # noqa: BLE001 - a plain WAV scipy reads, or a file read_wav reports on
+        return None
+    if info.subtype not in LOSSY_SUBTYPES or info.frames <= 0:
+        return None
+    return Path(path).stat().st_size * 8.0 / (info.frames / info.samplerate) / 1000.0
+
+
+def read_frame(path: Path, warnings: list[str] | None = None) -> np.ndarray:
+    """The first page of a TIFF as a 2-D array (dtype kept; units are decided later). A file of
+    several pages (a camera's burst or sequence export) adds a warning to ``warnings``."""
     import tifffile
 
     try:
         with tifffile.TiffFile(str(path)) as tif:
             arr = tif.pages[0].asarray()
+            pages = len(tif.pages)
     except Exception as exc:
         raise InspectInputError(f"{path}: not a readable TIFF ({type(exc).__name__}: {exc})") from exc
+    if pages > 1 and warnings is not None:
+        warnings.append(f"the TIFF holds {pages} frames: the first was scored; to score each, save them as "
+                        "separate files")
     arr = np.asarray(arr)
     if arr.ndim == 3 and arr.shape[-1] in (3, 4):
         raise InspectInputError(f"{path}: an RGB image ({arr.shape}) is a colour picture, not radiometric data; "

@@ -25,7 +25,7 @@ import numpy as np
 
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
-from models.inspect.readers import InspectInputError, read_frame, read_plc, read_wav
+from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_frame, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile
@@ -33,7 +33,9 @@ from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.thermal_reference import ThermalReference
 
-MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".tif": "thermal", ".tiff": "thermal",
+MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
+                                      ".oga": "audio", ".opus": "audio", ".mp3": "audio",
+                                      ".tif": "thermal", ".tiff": "thermal",
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
 _LANDING_NAME = re.compile(r"^(?:plc-|alarms-)?(?P<asset>.+?)-(?P<stamp>\d{8}T\d{6}\d{0,3})$")
 FUSION_FILE = "fusion.json"
@@ -45,6 +47,10 @@ EXTRAPOLATION_POWER = 0.3
 #: over a drive's range), around a speed the user measured (``--speed-rpm``), or around the median
 #: speed of a PLC file of the same machine in the same call.
 SPEED_SOURCES = ("estimated from the sound", "given (--speed-rpm)", "the PLC file's speed")
+#: Below this bit rate a lossy recording (MP3, Ogg) gets a warning: of the foreign fleet's 96 bearing
+#: faults the lossless files name 80, MP3 at 98 kbit/s 80, at 53 and 43 kbit/s 73 and 65, Vorbis at 110
+#: and 74 kbit/s 78 and 74 (``bench/bench_audio_rates.py --codecs``, docs/models.md).
+LOSSY_KBPS_WARN = 96.0
 #: Without a fusion.json: cavitation only where the asset type names a pump.
 CAVITATION_NEEDS_A_PUMP: dict[str, list[str]] = {"pump": [], "*": ["cavitation"]}
 
@@ -53,8 +59,9 @@ def modality_of(path: Path) -> str:
     try:
         return MODALITY_BY_SUFFIX[Path(path).suffix.lower()]
     except KeyError:
-        raise InspectInputError(f"{path}: unknown file type {Path(path).suffix!r}; inspect reads .wav (audio), "
-                                ".tif/.tiff (thermal frames) and .csv/.jsonl (PLC historian exports)") from None
+        raise InspectInputError(f"{path}: unknown file type {Path(path).suffix!r}; inspect reads .wav (audio; also "
+                                ".flac, .ogg, .opus, .mp3), .tif/.tiff (thermal frames) and .csv/.jsonl (PLC "
+                                "historian exports)") from None
 
 
 def asset_from_name(path: Path) -> str | None:
@@ -383,6 +390,12 @@ class Inspector:
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        kbps = lossy_bitrate_kbps(path)
+                        if kbps is not None and kbps < LOSSY_KBPS_WARN:
+                            result.warnings.append(
+                                f"a lossy recording at {kbps:.0f} kbit/s: below {LOSSY_KBPS_WARN:.0f} kbit/s the "
+                                "codec blurs the impacts of a bearing defect and audio misses more of them; "
+                                "record WAV or FLAC, or a higher bit rate")
                         clipped = clipped_fraction(x)
                         if clipped >= CLIPPED_SHARE:
                             result.warnings.append(
@@ -414,8 +427,8 @@ class Inspector:
                                 f"{baselines[aid].describe()}: read without it, audio withholds imbalance (shaft "
                                 "levels change with speed; give a healthy recording at this speed too)")
                     else:
-                        msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path), profile,
-                                                       source=str(path), warnings=result.warnings,
+                        msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path, result.warnings),
+                                                       profile, source=str(path), warnings=result.warnings,
                                                        references=references.get(aid, ()))
                     inputs, stats = [input_array(modality, msg)], msg.stats
                     asset_type = profile.asset_type

@@ -583,3 +583,59 @@ def test_a_clipped_recording_says_so(plant, tmp_path) -> None:
     warned = [w for w in inspector.score([loud])[0][0].warnings if "clipped" in w]
     assert len(warned) == 1 and "less gain" in warned[0], warned
 
+
+
+def test_flac_and_mp3_recordings_are_read_and_a_low_bit_rate_says_so(plant, tmp_path) -> None:
+    """The worn-bearing clip as FLAC reads exactly like the WAV; as MP3 at a high bit rate it is still
+    named, without a warning; at a low bit rate the record warns that the codec blurs the impacts."""
+    import soundfile as sf
+
+    from models.inspect.scoring import LOSSY_KBPS_WARN
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["bearing_wear"][0]
+    clip, rate = sf.read(wav, dtype="float32")
+    as_wav = inspector.score([wav])[0][0]
+    paths = {}
+    for name, kwargs in (("flac", {"format": "FLAC"}),
+                         ("mp3_high", {"format": "MP3", "subtype": "MPEG_LAYER_III", "compression_level": 0.0,
+                                       "bitrate_mode": "CONSTANT"}),
+                         ("mp3_low", {"format": "MP3", "subtype": "MPEG_LAYER_III", "compression_level": 0.9,
+                                      "bitrate_mode": "CONSTANT"})):
+        (tmp_path / name).mkdir()
+        paths[name] = tmp_path / name / wav.with_suffix(".flac" if name == "flac" else ".mp3").name
+        sf.write(paths[name], clip, rate, **kwargs)
+    flac, high, low = (inspector.score([paths[n]])[0][0] for n in ("flac", "mp3_high", "mp3_low"))
+    assert flac.error is None and flac.asset_id == "PMP-01"
+    assert flac.probabilities == pytest.approx(as_wav.probabilities, abs=1e-6)
+    assert high.error is None and high.label == "bearing_wear"
+    assert not [w for w in high.warnings if "lossy" in w], high.warnings
+    assert low.error is None
+    warned = [w for w in low.warnings if "lossy" in w]
+    assert len(warned) == 1 and f"below {LOSSY_KBPS_WARN:.0f} kbit/s" in warned[0], low.warnings
+
+
+def test_compressed_and_multi_page_tiffs_are_read(plant, tmp_path) -> None:
+    """A frame saved with LZW or PackBits (MATLAB's default) reads exactly like the plain TIFF; a
+    TIFF of several frames scores the first and says so."""
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    tif = cases["electrical_overheating"][1]
+    frame = tifffile.imread(tif)
+    plain = inspector.score([tif])[0][0]
+    for compression in ("lzw", "packbits"):
+        (tmp_path / compression).mkdir()
+        path = tmp_path / compression / tif.name
+        tifffile.imwrite(path, frame, compression=compression)
+        read = inspector.score([path])[0][0]
+        assert read.error is None and read.probabilities == pytest.approx(plain.probabilities, abs=1e-9)
+        assert not [w for w in read.warnings if "frames" in w]
+    (tmp_path / "burst").mkdir()
+    burst = tmp_path / "burst" / tif.name
+    with tifffile.TiffWriter(burst) as writer:
+        for page in (frame, np.full_like(frame, 29_315), np.full_like(frame, 29_315)):
+            writer.write(page)
+    first = inspector.score([burst])[0][0]
+    assert first.error is None and first.probabilities == pytest.approx(plain.probabilities, abs=1e-9)
+    assert any("holds 3 frames" in w and "the first was scored" in w for w in first.warnings), first.warnings
