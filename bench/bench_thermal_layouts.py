@@ -13,7 +13,10 @@ is featurised under five cases:
 * ``d_resolution``: the frame resampled to 0.5, 0.75, 1.5 or 2 x the declared size (one per
   machine) while ``frame.width``/``height`` still declare the old one (the code scales the boxes);
 * ``e_camera_shift``: the frame's content shifted by 5-15 % of the frame size in x and y (random
-  sign, one draw per machine; edges replicated), the boxes left where they were (camera moved).
+  sign, one draw per machine; edges replicated), the boxes left where they were (camera moved);
+* ``f_rotated``: the frame turned by 90 degrees, one way or the other (one draw per machine): a
+  vertical machine, or a camera mounted in portrait; the boxes turned with it (the user draws them
+  on the frame as it is) and ``frame.width``/``height`` swapped.
 
 Every case is featurised with region fitting off (``fit=False``: the boxes exactly as given) and
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
@@ -39,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift")
+CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated")
 THERMAL_CLASSES = ("bearing_wear", "electrical_overheating", "cooling_failure")
 ZOOMS = (0.5, 0.75, 1.5, 2.0)
 
@@ -67,6 +70,12 @@ def _shift(frame: np.ndarray, dy: int, dx: int) -> np.ndarray:
     from scipy.ndimage import shift
 
     return shift(frame, (dy, dx), order=0, mode="nearest")
+
+
+def _rotate_box(box: tuple, height: float, width: float, k: int) -> tuple:
+    """``box`` ``(x0, y0, x1, y1)`` of a ``height`` x ``width`` frame, in ``np.rot90(frame, k)`` (k 1 or 3)."""
+    x0, y0, x1, y1 = box
+    return (y0, width - x1, y1, width - x0) if k == 1 else (height - y1, x0, height - y0, x1)
 
 
 def _iou(a: tuple, b: tuple) -> float:
@@ -115,6 +124,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
         zoom_f = float(m.choice(ZOOMS))
         dy = int(round(float(m.uniform(0.05, 0.15)) * frame.shape[0] * float(m.choice([-1.0, 1.0]))))
         dx = int(round(float(m.uniform(0.05, 0.15)) * frame.shape[1] * float(m.choice([-1.0, 1.0]))))
+        turn = int(m.choice([1, 3]))
         for case in CASES:
             f, b, p, truth = frame, baseline, profile, truth_declared
             if case == "b_no_regions":
@@ -130,6 +140,13 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 f = _shift(frame, dy, dx)
                 b = _shift(baseline, dy, dx) if baseline is not None else None
                 truth = {n: (x0 + dx, y0 + dy, x1 + dx, y1 + dy) for n, (x0, y0, x1, y1) in truth_declared.items()}
+            elif case == "f_rotated":
+                f = np.rot90(frame, turn).copy()
+                b = np.rot90(baseline, turn).copy() if baseline is not None else None
+                dh, dw = profile.frame.height or frame.shape[0], profile.frame.width or frame.shape[1]
+                p = replace(profile, regions={n: _rotate_box(bx, dh, dw, turn) for n, bx in profile.regions.items()},
+                            frame=replace(profile.frame, width=profile.frame.height, height=profile.frame.width))
+                truth = {n: _rotate_box(bx, frame.shape[0], frame.shape[1], turn) for n, bx in truth_declared.items()}
             for setting in ("off", "on"):
                 v, fit = thermal_vector_fit(f, p, b, fit=setting == "on")
                 vec[(case, setting)].append(v)

@@ -24,7 +24,7 @@ asset entry and tolerates the variants other tools write (documented for users i
   when healthy, e.g. from its acceptance test or condition-monitoring history; alias
   ``normal_vibration_mm_s``, or ``vibration_normal_in_s`` in in/s), ``load_profile``, ``regions`` (``{name: [x0, y0, x1, y1]}``, x1/y1
   exclusive, in the pixels of the frame size given by the file's ``frame`` section),
-  ``fan_side``, ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
+  ``fan_side`` (``left`` / ``right``; ``top`` / ``bottom`` for an upright machine), ``asset_type``, ``region_fit`` (entry or file level; ``false`` keeps the
   regions exactly as given: no registration or proposal, :mod:`pipeline.features.thermal_fit`);
 * ``reciprocating``: a machine whose normal running knocks in step with the shaft (valves, a
   crank: piston compressors, plunger pumps, piston engines): ``true`` / ``false``, else inferred

@@ -5,7 +5,8 @@ Where a fault heats is known: bearing wear the drive-end bearing housing, a loos
 spot in the terminal box, a failed fan the whole motor (most at the drive end, and the non-drive
 end bearing under the fan cowl), misalignment the coupling, cavitation cools the pump inlet. The
 ``regions`` of ``assets.json`` say where those parts are in *this* camera's frame, so the same
-vector comes out for any frame size, camera distance, position or mirror image:
+vector comes out for any frame size, camera distance, position, mirror image or quarter turn (a
+vertical machine, a camera mounted in portrait):
 
 * the frame is converted to °C (:func:`frame_to_celsius`: centikelvin, kelvin, °C, FLIR 0.04 K
   counts ..., from the ``frame`` section of ``assets.json`` or from the value range);
@@ -196,24 +197,44 @@ def _region_stats(patch: np.ndarray, ambient: float) -> list[float]:
 
 def _axial_gradient(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]],
                     profile: AssetProfile) -> tuple[float, bool]:
-    """Drive-end third minus fan-end third of the motor body (0, False when the ends are unknown)."""
+    """Drive-end third minus fan-end third of the motor body along the machine's axis (0, False when
+    the ends are unknown). The axis runs from the NDE to the DE housing, or from the body to the DE
+    housing: across the frame for a horizontal machine, up or down it for a vertical one (or a camera
+    mounted in portrait); without housings ``fan_side`` (``left`` / ``right``, ``top`` / ``bottom``)
+    says which way round.
+
+    >>> frame = np.zeros((40, 40), np.float32); frame[5:35, 15:25] = np.linspace(30, 40, 30)[:, None]
+    >>> body, de = (15, 5, 25, 35), (16, 35, 24, 39)           # a vertical motor, drive end down
+    >>> round(_axial_gradient(frame, {"motor_body": body, "de_bearing": de}, AssetProfile("M"))[0], 2)
+    6.9
+    >>> round(_axial_gradient(np.rot90(frame).copy(), {"motor_body": (5, 15, 35, 25)}, AssetProfile("M", fan_side="left"))[0], 2)
+    6.9
+    """
     body = boxes.get("motor_body")
     if body is None:
         return 0.0, False
     x0, y0, x1, y1 = body
+
+    def centre(box: tuple[int, int, int, int]) -> tuple[float, float]:
+        return (box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0
+
     de, nde = boxes.get("de_bearing"), boxes.get("nde_bearing")
-    if de is not None and nde is not None:
-        de_right = (de[0] + de[2]) > (nde[0] + nde[2])
-    elif de is not None:
-        de_right = (de[0] + de[2]) / 2 > (x0 + x1) / 2
-    elif profile.fan_side in ("left", "right"):
-        de_right = profile.fan_side == "left"
+    if de is not None:
+        (ex, ey), (fx, fy) = centre(de), centre(nde) if nde is not None else centre(body)
+        vertical = abs(ey - fy) > abs(ex - fx)
+        de_far = (ey > fy) if vertical else (ex > fx)  # the drive end lies down / right of the fan end
+    elif profile.fan_side in ("left", "right", "top", "bottom"):
+        vertical = profile.fan_side in ("top", "bottom")
+        de_far = profile.fan_side in ("left", "top")
     else:
         return 0.0, False
-    third = max((x1 - x0) // 3, 1)
-    left = frame_c[y0:y1, x0:x0 + third].mean()
-    right = frame_c[y0:y1, x1 - third:x1].mean()
-    return float(right - left if de_right else left - right), True
+    if vertical:
+        third = max((y1 - y0) // 3, 1)
+        near, far = frame_c[y0:y0 + third, x0:x1].mean(), frame_c[y1 - third:y1, x0:x1].mean()
+    else:
+        third = max((x1 - x0) // 3, 1)
+        near, far = frame_c[y0:y1, x0:x0 + third].mean(), frame_c[y0:y1, x1 - third:x1].mean()
+    return float(far - near if de_far else near - far), True
 
 
 def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,

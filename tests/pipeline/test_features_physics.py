@@ -175,6 +175,31 @@ def test_thermal_vector_is_size_and_unit_invariant() -> None:
         frame_to_celsius(np.full((16, 16), 1e6, np.float32))
 
 
+@pytest.mark.parametrize("turn", [1, 3])
+def test_thermal_vector_is_the_same_for_a_vertical_machine(turn: int) -> None:
+    """A machine standing upright (or a camera mounted in portrait): the frame turned by 90 degrees
+    and the boxes drawn on it give the same vector, the motor body's axial gradient included (it
+    runs from the fan end to the drive end, up or down the frame); with region fitting on too."""
+    fleet = domain_fleet(3, seed=8)
+    doc = domain_registry_json(fleet, 8)
+    for spec in [s for s in draw_domain_specs(3, fleet, 8) if s.asset_index < 3][::5]:
+        entry = doc["assets"][spec.asset_index]
+        frame = DomainRenderer(fleet, 8).render(spec, ("thermal",)).frame
+        h, w = frame.shape
+
+        def turned(box: list[float]) -> list[float]:
+            x0, y0, x1, y1 = box
+            return [y0, w - x1, y1, w - x0] if turn == 1 else [h - y1, x0, h - y0, x1]
+
+        upright = {**entry, "regions": {k: turned(b) for k, b in entry["regions"].items()},
+                   "frame": {**entry["frame"], "width": h, "height": w}}
+        for fit in (False, True):
+            v = thermal_vector(frame, entry, fit=fit)
+            u = thermal_vector(np.rot90(frame, turn).copy(), upright, fit=fit)
+            np.testing.assert_allclose(u, v, atol=1e-3, err_msg=f"{spec.fault}, fit {fit}")
+        assert v[THERMAL_VECTOR_NAMES.index("global.orientation_known")] == 1.0
+
+
 def test_plc_vector_is_relative_to_the_nameplate() -> None:
     raw = dict.fromkeys(plc_feature_names(), np.nan)
     raw.update({"motor_current_a.mean": 40.0, "speed_rpm.mean": 2950.0, "pressure_bar.mean": 3.0})
