@@ -28,7 +28,7 @@ from models.inputs import input_array
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_frame, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
-from pipeline.features.asset_profile import AssetProfile
+from pipeline.features.asset_profile import REGION_NAMES, AssetProfile
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.thermal_reference import ThermalReference
@@ -427,6 +427,12 @@ class Inspector:
                                 f"{baselines[aid].describe()}: read without it, audio withholds imbalance (shaft "
                                 "levels change with speed; give a healthy recording at this speed too)")
                     else:
+                        if profile.unknown_regions:
+                            result.warnings.append(
+                                f"regions {', '.join(profile.unknown_regions)} of assets.json are no part the thermal "
+                                f"model reads (it reads {', '.join(REGION_NAMES)}; other names for them are "
+                                "accepted, e.g. motor, drive_end_bearing, junction_box): they only mask the "
+                                "background; rename them if they are one of those parts")
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path, result.warnings),
                                                        profile, source=str(path), warnings=result.warnings,
                                                        references=references.get(aid, ()))

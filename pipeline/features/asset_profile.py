@@ -147,11 +147,56 @@ def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, flo
     return {}
 
 
-def _regions(entry: Mapping[str, Any]) -> dict[str, tuple[float, float, float, float]]:
+#: The machine parts the thermal vector reads (``pipeline.features.thermal_regions.REGIONS``).
+REGION_NAMES: tuple[str, ...] = ("motor_body", "de_bearing", "nde_bearing", "terminal_box", "coupling", "driven",
+                                 "pump_inlet")
+#: Region names as users write them (lower case, words joined by ``_``) → :data:`REGION_NAMES`.
+#: ``fan`` is left out on purpose: on a pump it is the motor's cooling fan, on a fan the driven machine.
+REGION_ALIASES: dict[str, str] = {
+    **{a: "motor_body" for a in ("motor", "body", "motor_frame", "motor_housing", "motor_casing", "stator",
+                                 "motor_shell")},
+    **{a: "de_bearing" for a in ("de", "de_brg", "brg_de", "bearing_de", "de_housing", "de_bearing_housing",
+                                 "drive_end", "drive_end_bearing", "motor_de_bearing", "de_end_bearing")},
+    **{a: "nde_bearing" for a in ("nde", "nde_brg", "brg_nde", "bearing_nde", "nde_housing", "nde_bearing_housing",
+                                  "non_drive_end", "non_drive_end_bearing", "nondrive_end_bearing", "ode",
+                                  "ode_bearing", "opposite_drive_end_bearing", "fan_end_bearing", "fe_bearing",
+                                  "motor_nde_bearing")},
+    **{a: "terminal_box" for a in ("terminal", "terminals", "tb", "junction_box", "jb", "conduit_box",
+                                   "connection_box", "terminal_housing", "motor_terminal_box")},
+    **{a: "coupling" for a in ("coupling_guard", "coupler", "shaft_coupling")},
+    **{a: "driven" for a in ("driven_machine", "driven_equipment", "driven_end", "load", "pump", "pump_casing",
+                             "pump_body", "compressor", "gearbox", "gear_box", "blower")},
+    **{a: "pump_inlet" for a in ("inlet", "suction", "pump_suction", "suction_flange", "inlet_flange",
+                                 "suction_pipe", "suction_nozzle")},
+}
+
+
+def region_name(name: str) -> str | None:
+    """The thermal vector's name of a region as a user wrote it, None for a part it does not read.
+
+    >>> region_name("Motor Body"), region_name("DE-Bearing"), region_name("junction box"), region_name("lamp")
+    ('motor_body', 'de_bearing', 'terminal_box', None)
+    """
+    key = "_".join("".join(c if c.isalnum() else " " for c in str(name).lower()).split())
+    return key if key in REGION_NAMES else REGION_ALIASES.get(key)
+
+
+def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, float, float]], tuple[str, ...], bool]:
+    """``(boxes, unknown names, relative)`` of an entry's ``regions``: each box under its
+    :func:`region_name` (a part the thermal vector does not read keeps its own name: it still
+    masks the background), the names that are not parts, and whether every coordinate lies in
+    0..1 (fractions of the frame's width and height, not pixels).
+
+    >>> _regions({"regions": {"Motor": [10, 20, 50, 40], "lamp": {"x": 0, "y": 0, "w": 5, "h": 5}}})
+    ({'motor_body': (10.0, 20.0, 50.0, 40.0), 'lamp': (0.0, 0.0, 5.0, 5.0)}, ('lamp',), False)
+    >>> _regions({"regions": {"motor_body": [0.25, 0.3, 0.75, 0.7]}})[2]
+    True
+    """
     raw = entry.get("regions") or entry.get("thermal_regions") or {}
     out: dict[str, tuple[float, float, float, float]] = {}
+    unknown: list[str] = []
     if not isinstance(raw, Mapping):
-        return out
+        return out, (), False
     for name, box in raw.items():
         if isinstance(box, Mapping):  # {"x0":..,"y0":..,"x1":..,"y1":..} or {"x","y","w","h"}
             if all(k in box for k in ("x0", "y0", "x1", "y1")):
@@ -164,9 +209,17 @@ def _regions(entry: Mapping[str, Any]) -> dict[str, tuple[float, float, float, f
             x0, y0, x1, y1 = (float(v) for v in box)
         except (TypeError, ValueError):
             continue
-        if x1 > x0 and y1 > y0:
-            out[str(name)] = (x0, y0, x1, y1)
-    return out
+        if not (x1 > x0 and y1 > y0):
+            continue
+        part = region_name(str(name))
+        if part is None:
+            unknown.append(str(name))
+            part = str(name)
+        if part in out and str(name) != part:  # "motor" beside "motor_body": the exact name wins
+            continue
+        out[part] = (x0, y0, x1, y1)
+    relative = bool(out) and all(0.0 <= v <= 1.0 for b in out.values() for v in b)
+    return out, tuple(unknown), relative
 
 
 @dataclass(frozen=True)
@@ -236,6 +289,10 @@ class AssetProfile:
     vibration_normal_learned: bool = False
     load_profile: str | None = None
     regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    #: ``regions`` are fractions of the frame's width and height (every coordinate in 0..1), not pixels.
+    regions_relative: bool = False
+    #: Names in ``regions`` that are no part the thermal vector reads (:func:`region_name`).
+    unknown_regions: tuple[str, ...] = ()
     fan_side: str | None = None
     frame: FrameMeta = field(default_factory=FrameMeta)
     region_fit: bool = True
@@ -276,6 +333,11 @@ class AssetProfile:
         fan = entry.get("fan_side")
         frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
         fit = entry.get("region_fit", top.get("region_fit", True))
+        regions, unknown_regions, relative = _regions(entry)
+        if relative and frame.width and frame.height:  # fractions of a declared frame size: its pixels
+            regions = {k: (x0 * frame.width, y0 * frame.height, x1 * frame.width, y1 * frame.height)
+                       for k, (x0, y0, x1, y1) in regions.items()}
+            relative = False
         return cls(
             asset_id=str(entry.get("asset_id") or entry.get("id") or entry.get("name") or ""),
             asset_type=str(entry.get("asset_type") or entry.get("type") or "unknown").lower(),
@@ -287,7 +349,8 @@ class AssetProfile:
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),
             vibration_normal_mm_s=_vibration_normal(entry),
             load_profile=str(load).lower() if load else None,
-            regions=_regions(entry), fan_side=str(fan).lower() if fan else None, frame=frame,
+            regions=regions, regions_relative=relative, unknown_regions=unknown_regions,
+            fan_side=str(fan).lower() if fan else None, frame=frame,
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
             reciprocating=_flag(entry.get("reciprocating"), reciprocating_type(str(entry.get("asset_type")
                                                                                    or entry.get("type") or ""))),
@@ -385,17 +448,25 @@ def as_profile(asset: object) -> AssetProfile:
     raise TypeError(f"asset must be an AssetProfile, an assets.json entry or AssetInfo; got {type(asset).__name__}")
 
 
-def load_profiles(data: Mapping[str, Any] | list[Any]) -> dict[str, AssetProfile]:
-    """All profiles of an ``assets.json`` document (``{"assets": [...]}``, ``{"assets": {id: {...}}}``
-    or a bare list), by asset id."""
-    top: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+def asset_entries(data: Mapping[str, Any] | list[Any]) -> list[Mapping[str, Any]]:
+    """The asset entries of an ``assets.json`` document: ``{"assets": [...]}``, ``{"machines": [...]}``,
+    ``{"assets": {id: {...}}}`` (the key is the id) or a bare list.
+
+    >>> [e["asset_id"] for e in asset_entries({"assets": {"P-1": {"type": "pump"}}})]
+    ['P-1']
+    """
     entries: Any = data.get("assets", data.get("machines", [])) if isinstance(data, Mapping) else data
     if isinstance(entries, Mapping):
         entries = [{"asset_id": k, **v} for k, v in entries.items() if isinstance(v, Mapping)]
+    return [e for e in entries or [] if isinstance(e, Mapping)]
+
+
+def load_profiles(data: Mapping[str, Any] | list[Any]) -> dict[str, AssetProfile]:
+    """All profiles of an ``assets.json`` document (:func:`asset_entries`), by asset id."""
+    top: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     out: dict[str, AssetProfile] = {}
-    for entry in entries or []:
-        if isinstance(entry, Mapping):
-            profile = AssetProfile.from_entry(entry, top)
-            if profile.asset_id:
-                out[profile.asset_id] = profile
+    for entry in asset_entries(data):
+        profile = AssetProfile.from_entry(entry, top)
+        if profile.asset_id:
+            out[profile.asset_id] = profile
     return out

@@ -160,9 +160,10 @@ class AssetAcoustics:
     profile: AssetProfile | None = field(default=None, compare=False)
 
     @classmethod
-    def from_registry_entry(cls, entry: Mapping[str, object]) -> AssetAcoustics:
-        """From one ``assets.json`` asset entry (missing keys → defaults)."""
-        profile = AssetProfile.from_entry(entry)
+    def from_registry_entry(cls, entry: Mapping[str, object], top: Mapping[str, object] | None = None
+                            ) -> AssetAcoustics:
+        """From one ``assets.json`` asset entry (missing keys → defaults; ``top``: the whole document)."""
+        profile = AssetProfile.from_entry(entry, top)
         freqs = entry.get("bearing_frequencies_hz") or {}
         orders = entry.get("bearing_orders") or {}
         band = entry.get("resonance_band_hz")

@@ -46,11 +46,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pipeline.features.asset_profile import AssetProfile, FrameMeta, as_profile
+from pipeline.features.asset_profile import REGION_NAMES, AssetProfile, FrameMeta, as_profile
 from pipeline.features.thermal_fit import RegionFit, fit_regions
 
 KELVIN = 273.15
-REGIONS: tuple[str, ...] = ("motor_body", "de_bearing", "nde_bearing", "terminal_box", "coupling", "driven", "pump_inlet")
+REGIONS: tuple[str, ...] = REGION_NAMES  #: the parts read, in the vector's order (names users write: ``region_name``)
 REGION_STATS: tuple[str, ...] = ("present", "mean_rise", "p90_rise", "max_rise", "hotspot_excess", "spread")
 RELATIONS: tuple[str, ...] = (
     "de_minus_nde", "de_minus_body", "nde_minus_body", "coupling_minus_body", "terminal_minus_body",
@@ -161,10 +161,17 @@ def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
 
 
 def scaled_regions(profile: AssetProfile, shape: tuple[int, int]) -> dict[str, tuple[int, int, int, int]]:
-    """Region boxes in the pixels of a frame of ``shape`` (height, width), clipped to it."""
+    """Region boxes in the pixels of a frame of ``shape`` (height, width), clipped to it: scaled
+    from the declared frame size, or from fractions of the frame (``regions_relative``).
+
+    >>> scaled_regions(AssetProfile(regions={"motor_body": (0.25, 0.3, 0.75, 0.7)}, regions_relative=True), (120, 160))
+    {'motor_body': (40, 36, 120, 84)}
+    """
     h, w = shape
     sx = w / profile.frame.width if profile.frame.width else 1.0
     sy = h / profile.frame.height if profile.frame.height else 1.0
+    if profile.regions_relative:
+        sx, sy = float(w), float(h)
     out = {}
     for name, (x0, y0, x1, y1) in profile.regions.items():
         bx0, bx1 = int(np.clip(np.floor(x0 * sx), 0, w - 1)), int(np.clip(np.ceil(x1 * sx), 1, w))

@@ -34,7 +34,10 @@ from typing import Any
 from linewatch.contract import DeadLetterReason
 from pipeline.decoders.alarms import AlarmEvent
 from pipeline.decoders.plc import TagSample
+from pipeline.decoders.thermal import FRAME_SHAPE
+from pipeline.features.asset_profile import REGION_NAMES, asset_entries
 from pipeline.features.audio_features import AssetAcoustics
+from pipeline.features.thermal_regions import scaled_regions
 from pipeline.validation.errors import InvalidRecord
 
 log = logging.getLogger(__name__)
@@ -69,11 +72,18 @@ class AssetInfo:
     nominal_shaft_hz: float | None = None
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> AssetInfo:
-        """From one ``assets.json`` entry (unknown keys are ignored)."""
-        asset_id = str(entry.get("asset_id") or entry.get("id") or "")
+    def from_entry(cls, entry: Mapping[str, Any], top: Mapping[str, Any] | None = None) -> AssetInfo:
+        """From one ``assets.json`` entry (unknown keys are ignored; ``top``: the whole document,
+        whose ``frame`` applies to every entry). Id, type, regions and speed are read as
+        ``linewatch inspect`` reads them (:meth:`AssetProfile.from_entry`: ``id`` / ``name``,
+        ``type``, ``{x, y, w, h}`` boxes, region names users write, fractions of the frame, rpm); the
+        regions are the boxes in the pixels of the pipeline's frame (:data:`FRAME_SHAPE`)."""
+        acoustics = AssetAcoustics.from_registry_entry(entry, top)
+        profile = acoustics.profile
+        assert profile is not None
+        asset_id = profile.asset_id
         if not asset_id:
-            raise ValueError(f"asset entry without 'asset_id': {sorted(entry)}")
+            raise ValueError(f"asset entry without 'asset_id' (or 'id', 'name'): {sorted(entry)}")
         tags: dict[str, TagRange] = {}
         raw_tags = entry.get("tags") or []
         items = raw_tags.items() if isinstance(raw_tags, Mapping) else ((None, t) for t in raw_tags)
@@ -83,10 +93,11 @@ class AssetInfo:
             hi = spec.get("valid_max", spec.get("max"))
             tags[name] = TagRange(canonical_unit(str(spec.get("unit", ""))),
                                   -math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
-        regions = {str(k): tuple(int(v) for v in box) for k, box in (entry.get("regions") or {}).items()}
-        shaft = entry.get("nominal_shaft_hz")
-        return cls(asset_id, str(entry.get("asset_type", "unknown")), tags, regions,  # type: ignore[arg-type]
-                   AssetAcoustics.from_registry_entry(entry), None if shaft is None else float(shaft))
+        if profile.unknown_regions:
+            log.warning("asset %s: regions %s are no part the thermal model reads (%s); they only mask the "
+                        "background", asset_id, ", ".join(profile.unknown_regions), ", ".join(REGION_NAMES))
+        return cls(asset_id, profile.asset_type, tags, scaled_regions(profile, FRAME_SHAPE), acoustics,
+                   profile.nominal_shaft_hz)
 
 
 class AssetRegistry:
@@ -97,8 +108,9 @@ class AssetRegistry:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | list[Any]) -> AssetRegistry:
-        entries = data if isinstance(data, list) else data.get("assets", [])
-        infos = [AssetInfo.from_entry(e) for e in entries]
+        """From an ``assets.json`` document in any form ``linewatch inspect`` reads (:func:`asset_entries`)."""
+        top = data if isinstance(data, Mapping) else {}
+        infos = [AssetInfo.from_entry(e, top) for e in asset_entries(data)]
         return cls({info.asset_id: info for info in infos})
 
     @classmethod

@@ -639,3 +639,34 @@ def test_compressed_and_multi_page_tiffs_are_read(plant, tmp_path) -> None:
     first = inspector.score([burst])[0][0]
     assert first.error is None and first.probabilities == pytest.approx(plain.probabilities, abs=1e-9)
     assert any("holds 3 frames" in w and "the first was scored" in w for w in first.warnings), first.warnings
+
+
+def test_regions_under_other_names_or_as_fractions_read_like_the_schema_s(plant, tmp_path) -> None:
+    """assets.json regions as users name them (``Motor``, ``Drive End Bearing``, ``Junction Box``)
+    or as fractions of the frame give the probabilities of the schema's boxes; a name that is no
+    part warns. Before, the parts were silently missing and the worn bearing read normal."""
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    tif = cases["bearing_wear"][1]
+    height, width = tifffile.imread(tif).shape
+    plain = Inspector(assets=load_assets(root / "assets.json")).score([tif])[0][0]
+    assert plain.label == "bearing_wear"
+    names = {"motor_body": "Motor", "de_bearing": "Drive End Bearing", "nde_bearing": "NDE", "terminal_box":
+             "Junction Box", "driven": "pump", "pump_inlet": "suction"}
+    unit_only = {k: v for k, v in doc["frame"].items() if k not in ("width", "height")}  # fractions of any size
+    entry = next(a for a in doc["assets"] if a["asset_id"] == "PMP-01")
+    for variant in ("names", "fractions", "lamp"):
+        if variant == "fractions":
+            regions = {k: [b[0] / width, b[1] / height, b[2] / width, b[3] / height] for k, b in entry["regions"].items()}
+        else:
+            regions = {names.get(k, k): b for k, b in entry["regions"].items()}
+            regions |= {"lamp": [0, 0, 4, 4]} if variant == "lamp" else {}
+        path = tmp_path / f"assets_{variant}.json"
+        path.write_text(json.dumps({**doc, "frame": unit_only, "assets": [{**entry, "regions": regions}]}))
+        read = Inspector(assets=load_assets(path)).score([tif])[0][0]
+        warned = [w for w in read.warnings if "no part the thermal model reads" in w]
+        if variant == "lamp":  # a part of its own: it masks the background, and the record says so
+            assert read.label == "bearing_wear" and len(warned) == 1 and "lamp" in warned[0], read.warnings
+        else:
+            assert read.probabilities == pytest.approx(plain.probabilities, abs=1e-6), variant
+            assert not warned, read.warnings

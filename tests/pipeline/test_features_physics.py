@@ -54,6 +54,17 @@ def test_asset_profile_accepts_schema_variants() -> None:
     assert vfd.vfd and vfd.speed_search_hz() == pytest.approx((9.5, 31.5))
     boxes = AssetProfile.from_entry({"asset_id": "E", "regions": {"motor_body": {"x": 1, "y": 2, "w": 10, "h": 5}}})
     assert boxes.regions["motor_body"] == (1, 2, 11, 7)
+    named = AssetProfile.from_entry({"asset_id": "F", "regions": {
+        "Motor": [10, 20, 50, 40], "motor_body": [12, 20, 50, 40], "Drive-End Bearing": [50, 22, 56, 38],
+        "NDE": [4, 22, 10, 38], "Junction Box": [20, 14, 30, 20], "pipe": [60, 0, 70, 60]}})
+    assert named.regions == {"motor_body": (12, 20, 50, 40), "de_bearing": (50, 22, 56, 38), "nde_bearing": (4, 22, 10, 38),
+                             "terminal_box": (20, 14, 30, 20), "pipe": (60, 0, 70, 60)}  # the exact name wins
+    assert named.unknown_regions == ("pipe",) and not named.regions_relative
+    relative = AssetProfile.from_entry({"asset_id": "G", "regions": {"motor_body": [0.25, 0.3, 0.75, 0.7]}})
+    declared = AssetProfile.from_entry({"asset_id": "H", "regions": {"motor_body": [0.25, 0.3, 0.75, 0.7]},
+                                        "frame": {"width": 80, "height": 60}})
+    assert relative.regions_relative and not declared.regions_relative
+    assert declared.regions["motor_body"] == pytest.approx((20, 18, 60, 42))
     profiles = load_profiles({"assets": {"M-1": {"poles": 2}, "M-2": {"nominal_rpm": 980}}})
     assert set(profiles) == {"M-1", "M-2"} and AssetProfile().bearing_orders == {}
 

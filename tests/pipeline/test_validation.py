@@ -58,6 +58,23 @@ def test_registry_loads_the_simulator_schema(registry: AssetRegistry) -> None:
     assert info.acoustics.frequencies(25.0) == {"bpfo": pytest.approx(89.5)}
 
 
+def test_registry_reads_assets_json_as_inspect_does(caplog: pytest.LogCaptureFixture) -> None:
+    """The forms an assets.json takes when users write it, which ``linewatch inspect`` reads, load in
+    the pipeline too (they used to stop the job at start): machines keyed by id, a ``name`` instead
+    of ``asset_id``, ``type``, boxes as ``{x, y, w, h}``, region names of their own, boxes as
+    fractions of the frame, boxes for another frame size; a name that is no part is logged."""
+    doc = {"frame": {"width": 320, "height": 240}, "assets": {
+        "P-1": {"type": "Pump", "rpm": 1480, "regions": {"Motor Body": {"x": 146, "y": 80, "w": 128, "h": 84},
+                                                         "DE bearing": [124, 96, 150, 142], "lamp": [0, 0, 10, 10]}}}}
+    info = AssetRegistry.from_dict(doc)["P-1"]
+    assert info.asset_type == "pump" and info.nominal_shaft_hz == pytest.approx(1480 / 60)
+    assert info.regions == {"motor_body": (73, 40, 137, 82), "de_bearing": (62, 48, 75, 71), "lamp": (0, 0, 5, 5)}
+    assert "lamp" in caplog.text and "no part the thermal model reads" in caplog.text
+    listed = AssetRegistry.from_dict({"machines": [{"name": "F-2", "asset_type": "fan",
+                                                    "regions": {"junction_box": [0.5, 0.1, 0.6, 0.2]}}]})
+    assert listed.ids() == ["F-2"] and listed["F-2"].regions == {"terminal_box": (80, 12, 96, 24)}
+
+
 def test_missing_registry_file_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="run the simulator"):
         AssetRegistry.from_file(tmp_path / "assets.json")
