@@ -42,6 +42,7 @@ asset entry and tolerates the variants other tools write (documented for users i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -82,22 +83,59 @@ def bearing_orders_from_geometry(n: int, ball_d: float, pitch_d: float, contact_
             "bsf": pitch_d / (2.0 * ball_d) * (1.0 - r * r), "ftf": 0.5 * (1.0 - r)}
 
 
+_LEADING_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+def _number(value: Any) -> float | None:
+    """A number, or the number a string starts with as users write it: ``"1480 rpm"``, ``"1,480"``
+    (a comma before exactly three digits groups thousands), ``"7,5 kW"`` (else a decimal comma).
+
+    >>> [_number(v) for v in (1480, "1480 rpm", "1,480", "7,5 kW", "0.25 in/s", "n/a", True)]
+    [1480.0, 1480.0, 1480.0, 7.5, 0.25, None, None]
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        match = _LEADING_NUMBER.match(value)
+        if match is None:
+            return None
+        text = match.group(1)
+        if "," in text:
+            text = text.replace(",", "") if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?", text) else \
+                text.replace(",", ".", 1) if text.count(",") == 1 and "." not in text else ""
+        value = text
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
 def _num(entry: Mapping[str, Any], *keys: str) -> float | None:
     for key in keys:
-        value = entry.get(key)
-        if value is None or isinstance(value, bool):
-            continue
-        try:
-            out = float(value)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(out):
+        out = _number(entry.get(key))
+        if out is not None:
             return out
     return None
 
 
 def _positive(value: float | None) -> float | None:
     return value if value is not None and value > 0 else None
+
+
+def known_bearing(designation: str) -> tuple[int, float, float, float] | None:
+    """The :data:`KNOWN_BEARINGS` geometry named in a designation as catalogues and nameplates
+    write it: a maker before it, suffixes after it (``SKF 6205-2RS1``, ``6308 2Z C3``, ``FAG 7306-B``).
+
+    >>> known_bearing("SKF 6205-2RS1") == KNOWN_BEARINGS["6205"], known_bearing("16205"), known_bearing("7306B")[0]
+    (True, None, 10)
+    """
+    text = designation.strip().upper()
+    for name, geometry in KNOWN_BEARINGS.items():
+        core = name.rstrip("B") if name.endswith("B") else name  # 7306B is also written 7306-B / 7306 B
+        if re.search(rf"(?<![0-9A-Z]){core}(?![0-9])", text) and (core == name or "B" in text[text.find(core):]):
+            return geometry
+    return None
 
 
 def _vibration_normal(entry: Mapping[str, Any]) -> float | None:
@@ -127,6 +165,12 @@ def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, flo
         if out:
             return out
     bearing = entry.get("bearing")
+    if bearing is None:  # per end: the drive end's (the one nearer the load) first
+        ends = entry.get("bearings")
+        if isinstance(ends, Mapping):
+            bearing = next((ends[k] for k in ("de", "drive_end", "de_bearing", "nde", "non_drive_end", "nde_bearing")
+                            if ends.get(k)), None)
+        bearing = bearing or entry.get("de_bearing") or entry.get("bearing_de") or entry.get("nde_bearing")
     if isinstance(bearing, Mapping):
         n = _num(bearing, "n_elements", "n_balls", "balls", "rolling_elements", "z")
         d = _num(bearing, "ball_d_mm", "ball_diameter_mm", "ball_diameter", "d_mm")
@@ -134,12 +178,12 @@ def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, flo
         angle = _num(bearing, "contact_angle_deg", "contact_angle") or 0.0
         if n and d and pitch and pitch > d > 0:
             return bearing_orders_from_geometry(round(n), d, pitch, angle)
-        designation = str(bearing.get("designation") or "").strip().upper()
+        designation = str(next((bearing[k] for k in ("designation", "type", "model", "part_number", "name", "code")
+                                if bearing.get(k)), "")).strip().upper()
     else:
         designation = str(bearing or entry.get("bearing_designation") or "").strip().upper()
-    for name, geometry in KNOWN_BEARINGS.items():
-        if designation.startswith(name.upper()):
-            return bearing_orders_from_geometry(*geometry)
+    if (geometry := known_bearing(designation)) is not None:
+        return bearing_orders_from_geometry(*geometry)
     freqs = entry.get("bearing_frequencies_hz")
     if isinstance(freqs, Mapping) and nominal_hz:
         return {k: float(freqs[k]) / nominal_hz for k in ORDER_KEYS
@@ -307,8 +351,10 @@ class AssetProfile:
         line = _num(entry, "line_frequency_hz", "supply_hz", "mains_hz") or _num(top, "line_frequency_hz")
         poles_f = _num(entry, "poles", "pole_count")
         poles = round(poles_f) if poles_f and poles_f >= 2 else None
-        shaft = _num(entry, "nominal_shaft_hz", "shaft_hz", "rated_shaft_hz")
-        rpm = _num(entry, "nominal_rpm", "rated_rpm", "speed_rpm", "rpm", "nameplate_rpm")
+        shaft = _num(entry, "nominal_shaft_hz", "shaft_hz", "rated_shaft_hz", "shaft_speed_hz", "running_speed_hz",
+                     "rotational_speed_hz")
+        rpm = _num(entry, "nominal_rpm", "rated_rpm", "speed_rpm", "rpm", "nameplate_rpm", "rated_speed_rpm",
+                   "nominal_speed_rpm", "shaft_speed_rpm", "motor_rpm", "full_load_rpm", "nameplate_speed_rpm")
         if shaft is None and rpm:
             shaft = rpm / 60.0
         sync = _num(entry, "sync_rpm", "synchronous_rpm")

@@ -54,6 +54,13 @@ def test_asset_profile_accepts_schema_variants() -> None:
     assert vfd.vfd and vfd.speed_search_hz() == pytest.approx((9.5, 31.5))
     boxes = AssetProfile.from_entry({"asset_id": "E", "regions": {"motor_body": {"x": 1, "y": 2, "w": 10, "h": 5}}})
     assert boxes.regions["motor_body"] == (1, 2, 11, 7)
+    written = [AssetProfile.from_entry({"asset_id": "W", **e}) for e in (
+        {"rpm": "1,480 rpm", "bearing": "SKF 6205-2RS1"}, {"motor_rpm": 1480, "bearing": {"model": "6205-2Z"}},
+        {"rated_speed_rpm": "1480", "bearings": {"de": "6205 C3", "nde": "6204"}}, {"rpm": 1480, "de_bearing": "6205"})]
+    for profile in written:
+        assert profile.nominal_shaft_hz == pytest.approx(1480 / 60)
+        assert profile.bearing_orders["bpfo"] == pytest.approx(3.585, abs=1e-3)
+    assert AssetProfile.from_entry({"asset_id": "W", "bearing": "16205"}).bearing_orders == {}
     named = AssetProfile.from_entry({"asset_id": "F", "regions": {
         "Motor": [10, 20, 50, 40], "motor_body": [12, 20, 50, 40], "Drive-End Bearing": [50, 22, 56, 38],
         "NDE": [4, 22, 10, 38], "Junction Box": [20, 14, 30, 20], "pipe": [60, 0, 70, 60]}})
