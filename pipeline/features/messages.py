@@ -103,7 +103,7 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
     ``warnings``. ``references``: healthy frames of the same machine
     (:mod:`pipeline.features.thermal_reference`), read as its baseline."""
     profile = _profile(asset)
-    frame_c = frame_to_celsius(frame, profile.frame)
+    frame_c = frame_to_celsius(frame, profile.frame, notes=warnings)
     frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
     vector, fit = vector_against_references(frame_c, profile, references)
     stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)

@@ -76,9 +76,13 @@ class ThermalInputError(ValueError):
 
 
 PLAUSIBLE_C = (-50.0, 200.0)
+#: No thermal camera reads a surface outside this (°C): a pixel there is a sensor fault or an
+#: exporter's fill value (NaN, 0 K, 1e6), not a temperature.
+SENSOR_RANGE_C = (-100.0, 2000.0)
 
 
-def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None) -> np.ndarray:
+def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None,
+                     notes: list[str] | None = None) -> np.ndarray:
     """``float32`` °C from a radiometric frame in any common unit.
 
     With ``meta`` (``assets.json`` ``frame``: ``unit`` centikelvin | decikelvin | millikelvin |
@@ -88,7 +92,10 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None)
     0.04 K counts, ~2 950 → decikelvin; floats ~295 → kelvin, ~22 → °C). With a centi/deci/milli-
     kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``). A
     declared unit that gives an implausible median (outside -50...200 °C: a file written in
-    another unit than the site declares) falls back to the inferred one.
+    another unit than the site declares) falls back to the inferred one. Pixels that are no
+    temperature (NaN, infinite, outside :data:`SENSOR_RANGE_C`: dead pixels, fill values) take the
+    frame's median, and ``notes`` gets a line saying how many; a frame without one valid pixel is a
+    :class:`ThermalInputError`.
 
     >>> float(frame_to_celsius(np.full((8, 8), 29515, np.uint16))[0, 0])
     22.0
@@ -98,17 +105,35 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None)
     22.01
     >>> float(frame_to_celsius(np.full((8, 8), 22.5, np.float32), {"unit": "centikelvin"})[0, 0])  # mislabelled
     22.5
+    >>> spiked = np.full((8, 8), 22.5, np.float32); spiked[2, 3] = 1e6; notes = []
+    >>> float(frame_to_celsius(spiked, notes=notes).max()), notes[0][:40]
+    (22.5, '1 of 64 pixels are no temperature (NaN, ')
     """
     meta = meta if isinstance(meta, FrameMeta) else FrameMeta.from_json(meta)
+    raw = np.asarray(frame)
+    if raw.dtype.kind == "f" and raw.size and not np.isfinite(raw).any():
+        raise ThermalInputError("the frame holds no temperature: every pixel is NaN or infinite (check the export)")
+    out = None
     if meta.unit or meta.scale is not None or meta.offset is not None:
         out = _to_celsius(frame, meta)
-        if PLAUSIBLE_C[0] <= float(np.median(out)) <= PLAUSIBLE_C[1]:
-            return out
-        try:
-            return _to_celsius(frame, FrameMeta())
-        except ThermalInputError:
-            return out
-    return _to_celsius(frame, meta)
+        if not PLAUSIBLE_C[0] <= float(np.nanmedian(out)) <= PLAUSIBLE_C[1]:
+            try:
+                out = _to_celsius(frame, FrameMeta())
+            except ThermalInputError:
+                pass
+    if out is None:
+        out = _to_celsius(frame, meta)
+    bad = ~np.isfinite(out) | (out < SENSOR_RANGE_C[0]) | (out > SENSOR_RANGE_C[1])
+    if bad.any():
+        if bad.all():
+            raise ThermalInputError("the frame holds no temperature: every pixel is NaN or outside "
+                                    f"{SENSOR_RANGE_C[0]:g}...{SENSOR_RANGE_C[1]:g} °C (check the export and its unit)")
+        out = np.where(bad, np.float32(np.median(out[~bad])), out).astype(np.float32)
+        if notes is not None:
+            notes.append(f"{int(bad.sum())} of {bad.size} pixels are no temperature (NaN, or outside "
+                         f"{SENSOR_RANGE_C[0]:g}...{SENSOR_RANGE_C[1]:g} °C: dead pixels, fill values): read as "
+                         "the frame's median")
+    return out
 
 
 def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
@@ -120,9 +145,7 @@ def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
         f = f[0]
     if f.ndim != 2 or min(f.shape) < 8:
         raise ThermalInputError(f"a thermal frame must be 2-D and at least 8x8 pixels, got shape {f.shape}")
-    x = f.astype(np.float32)
-    if not np.all(np.isfinite(x)):
-        x = np.where(np.isfinite(x), x, np.nanmedian(x))
+    x = f.astype(np.float32)  # NaN pixels stay NaN here: frame_to_celsius counts and fills them
     unit = (meta.unit or "").replace("°", "").replace("degrees_", "").lower()
     counts = unit in ("centikelvin", "ck", "k*100", "kelvin_x100", "decikelvin", "deci_kelvin", "dk",
                       "millikelvin", "mk")
@@ -144,7 +167,7 @@ def _to_celsius(frame: np.ndarray, meta: FrameMeta) -> np.ndarray:
         return (x - np.float32(32.0)) * np.float32(5.0 / 9.0)
     if unit:
         raise ThermalInputError(f"unknown frame unit {meta.unit!r}: use centikelvin, kelvin, celsius, decikelvin")
-    med = float(np.median(x))
+    med = float(np.nanmedian(x))
     if 18_000 <= med <= 50_000:
         return x * np.float32(0.01) - np.float32(KELVIN)
     if 5_000 <= med <= 12_000 and f.dtype.kind in "ui":

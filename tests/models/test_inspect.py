@@ -670,3 +670,32 @@ def test_regions_under_other_names_or_as_fractions_read_like_the_schema_s(plant,
         else:
             assert read.probabilities == pytest.approx(plain.probabilities, abs=1e-6), variant
             assert not warned, read.warnings
+
+
+def test_pixels_that_are_no_temperature_are_filled_and_reported(plant, tmp_path) -> None:
+    """A float °C export with a fill value inside the motor body (1e6) and a NaN band reads like the
+    clean frame, with a warning that counts them (the spike used to swamp the body's statistics and
+    turn the worn bearing normal); a frame of NaN only is an error, not a verdict."""
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    tif = cases["bearing_wear"][1]
+    celsius = tifffile.imread(tif).astype(np.float32) / 100.0 - 273.15
+    clean_path = tmp_path / "clean" / tif.name
+    clean_path.parent.mkdir()
+    tifffile.imwrite(clean_path, celsius)
+    body = json.loads((root / "assets.json").read_text())["assets"][0]["regions"]["motor_body"]
+    spoiled = celsius.copy()
+    spoiled[(body[1] + body[3]) // 2, (body[0] + body[2]) // 2] = 1e6
+    spoiled[:4, :] = np.nan
+    spoiled_path = tmp_path / "spoiled" / tif.name
+    spoiled_path.parent.mkdir()
+    tifffile.imwrite(spoiled_path, spoiled)
+    empty_path = tmp_path / "empty" / tif.name
+    empty_path.parent.mkdir()
+    tifffile.imwrite(empty_path, np.full_like(celsius, np.nan))
+    clean, read, empty = (inspector.score([p])[0][0] for p in (clean_path, spoiled_path, empty_path))
+    assert clean.label == read.label == "bearing_wear"
+    assert read.probabilities == pytest.approx(clean.probabilities, abs=0.02)
+    assert any(w.startswith(f"{4 * celsius.shape[1] + 1} of {celsius.size} pixels are no temperature")
+               for w in read.warnings), read.warnings
+    assert empty.label is None and "holds no temperature" in (empty.error or "")
