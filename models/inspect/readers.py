@@ -40,10 +40,33 @@ class InspectInputError(ValueError):
     """A file that cannot be scored, with what to do about it."""
 
 
-def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
+def mono(y: np.ndarray, notes: list[str] | None = None) -> np.ndarray:
+    """One channel of ``(samples, channels)``: their mean, unless averaging cancels the sound (channels
+    in opposite phase, a differential pair: the mean's RMS under half the channels' mean RMS), then
+    the loudest channel, with a line in ``notes``.
+
+    >>> t = np.sin(np.linspace(0, 100, 800)).astype(np.float32)
+    >>> float(np.abs(mono(np.stack([t, t], 1)) - t).max()), float(np.abs(mono(np.stack([t, -0.9 * t], 1)) - t).max())
+    (0.0, 0.0)
+    """
+    if y.ndim == 1 or y.shape[1] == 1:
+        return y.reshape(-1)
+    mixed = y.mean(axis=1)
+    rms = np.sqrt(np.mean(np.square(y - y.mean(axis=0)), axis=0))
+    if float(np.sqrt(np.mean(np.square(mixed - mixed.mean())))) >= 0.5 * float(rms.mean()):
+        return mixed
+    loudest = int(np.argmax(rms))
+    if notes is not None:
+        notes.append(f"the {y.shape[1]} channels cancel when averaged (opposite phase): channel {loudest + 1}, the "
+                     "loudest, was read")
+    return y[:, loudest]
+
+
+def wav_from_bytes(data: bytes, name: str, notes: list[str] | None = None) -> tuple[np.ndarray, int]:
     """``(float32 mono samples in [-1, 1], sample rate)`` of an audio file's bytes: a PCM or float
     WAV (``scipy.io.wavfile``), else what libsndfile reads (``soundfile``: mu-law and A-law WAVs of
-    loggers and telephony recorders, IMA ADPCM, RF64; FLAC, Ogg Vorbis / Opus and MP3 files)."""
+    loggers and telephony recorders, IMA ADPCM, RF64; FLAC, Ogg Vorbis / Opus and MP3 files); several
+    channels are made one by :func:`mono`."""
     from scipy.io import wavfile
 
     try:
@@ -58,7 +81,7 @@ def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
                                     "RIFF/WAVE PCM, float, mu-law or A-law, or FLAC, Ogg or MP3") from exc
         if y.size == 0:
             raise InspectInputError(f"{name}: the audio file holds no samples") from None
-        return y.mean(axis=1), int(rate)
+        return mono(y, notes), int(rate)
     x = np.asarray(x)
     if x.dtype.kind == "u":
         y = (x.astype(np.float32) - 2 ** (8 * x.dtype.itemsize - 1)) / 2 ** (8 * x.dtype.itemsize - 1)
@@ -66,15 +89,13 @@ def wav_from_bytes(data: bytes, name: str) -> tuple[np.ndarray, int]:
         y = x.astype(np.float32) / float(2 ** (8 * x.dtype.itemsize - 1))
     else:
         y = x.astype(np.float32)
-    if y.ndim == 2:
-        y = y.mean(axis=1)
     if y.size == 0:
         raise InspectInputError(f"{name}: the WAV file holds no samples")
-    return y, int(rate)
+    return mono(y, notes), int(rate)
 
 
-def read_wav(path: Path) -> tuple[np.ndarray, int]:
-    return wav_from_bytes(Path(path).read_bytes(), str(path))
+def read_wav(path: Path, notes: list[str] | None = None) -> tuple[np.ndarray, int]:
+    return wav_from_bytes(Path(path).read_bytes(), str(path), notes)
 
 
 #: libsndfile subtypes of lossy codecs (MP3, Ogg Vorbis, Opus).

@@ -384,12 +384,17 @@ class Inspector:
                     profile = self.profile(result.asset_id, result.warnings)
                     aid = result.asset_id or ""
                     if modality == "audio":
-                        x, rate = read_wav(path)
+                        x, rate = read_wav(path, result.warnings)
                         hint, result.speed_source = _speed_hint(aid, speeds_hz or {}, speed_hint)
                         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile,
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        if len(x) < rate:
+                            result.warnings.append(
+                                f"{len(x) / rate:.2f} s long: the models read 1 s clips, and a shorter one holds "
+                                "fewer of a bearing defect's impacts (a 0.3 s clip of a worn bearing may read "
+                                "normal); record 1 s or more (8 s are read as eight clips)")
                         kbps = lossy_bitrate_kbps(path)
                         if kbps is not None and kbps < LOSSY_KBPS_WARN:
                             result.warnings.append(

@@ -699,3 +699,27 @@ def test_pixels_that_are_no_temperature_are_filled_and_reported(plant, tmp_path)
     assert any(w.startswith(f"{4 * celsius.shape[1] + 1} of {celsius.size} pixels are no temperature")
                for w in read.warnings), read.warnings
     assert empty.label is None and "holds no temperature" in (empty.error or "")
+
+
+def test_channels_in_opposite_phase_and_a_short_clip_say_what_was_read(plant, tmp_path) -> None:
+    """A stereo file whose channels cancel when averaged (a differential pair) reads its loudest
+    channel, like the mono clip, and says so (the mean used to be silence: an error); a clip shorter
+    than the 1 s the models read warns."""
+    import soundfile as sf
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["bearing_wear"][0]
+    clip, rate = sf.read(wav, dtype="float32")
+    mono = inspector.score([wav])[0][0]
+    pair = tmp_path / "pair" / wav.name
+    pair.parent.mkdir()
+    sf.write(pair, np.stack([clip, -0.8 * clip], axis=1), rate, subtype="FLOAT")
+    read = inspector.score([pair])[0][0]
+    assert read.error is None and read.probabilities == pytest.approx(mono.probabilities, abs=1e-5)
+    assert any("cancel when averaged" in w and "channel 1" in w for w in read.warnings), read.warnings
+    assert not [w for w in mono.warnings if "cancel" in w or " s long" in w]
+    short = tmp_path / "short" / wav.name
+    short.parent.mkdir()
+    sf.write(short, clip[: rate // 2], rate, subtype="PCM_16")
+    assert any(w.startswith("0.50 s long") for w in inspector.score([short])[0][0].warnings)
