@@ -180,19 +180,31 @@ class Inspector:
         return np.array([restricted[c] for c in classes]), classes, name
 
     def asset_of(self, path: Path) -> str | None:
-        """The machine a file's name or folder names: ``<ASSET>-<stamp>``, else a known machine id
-        (from assets.json) that starts the file name or names its folder."""
+        """The machine a file's name or folder names: ``<ASSET>-<stamp>`` when assets.json knows that
+        machine (or there is no assets.json), else a known machine id that the file name holds as a
+        word of its own (``20261129_PMP-01.wav``, ``PMP-01-DE-20261129T140000.wav``; any case; the
+        longest such id), else a folder named by one; else the ``<ASSET>-<stamp>`` name (unknown: the
+        record warns).
+
+        >>> ins = Inspector(assets={"PMP-01": AssetProfile("PMP-01"), "PMP-011": AssetProfile("PMP-011")})
+        >>> [ins.asset_of(Path(n)) for n in ("PMP-01-DE-20261129T140000.wav", "rec_pmp-01_a.wav", "PMP-011.wav", "x.wav")]
+        ['PMP-01', 'PMP-01', 'PMP-011', None]
+        """
         named = asset_from_name(path)
-        if named is not None or not self.assets:
+        if not self.assets or named in self.assets:
             return named
-        stem = path.stem
+        stem = path.stem.lower()
         for aid in sorted(self.assets, key=len, reverse=True):
-            if stem == aid or (stem.startswith(aid) and not stem[len(aid)].isalnum()):
-                return aid
+            at = stem.find(aid.lower())
+            while at >= 0:
+                end = at + len(aid)
+                if (at == 0 or not stem[at - 1].isalnum()) and (end == len(stem) or not stem[end].isalnum()):
+                    return aid
+                at = stem.find(aid.lower(), at + 1)
         for parent in path.parents:
             if parent.name in self.assets:
                 return parent.name
-        return None
+        return named
 
     def profile(self, asset_id: str | None, warnings: list[str]) -> AssetProfile:
         if asset_id and asset_id in self.assets:

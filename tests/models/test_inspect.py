@@ -723,3 +723,15 @@ def test_channels_in_opposite_phase_and_a_short_clip_say_what_was_read(plant, tm
     short.parent.mkdir()
     sf.write(short, clip[: rate // 2], rate, subtype="PCM_16")
     assert any(w.startswith("0.50 s long") for w in inspector.score([short])[0][0].warnings)
+
+
+def test_a_file_named_otherwise_finds_its_machine(plant, tmp_path) -> None:
+    """The machine id anywhere in the name as a word of its own, in another case, or before a suffix
+    that the landing pattern would take for part of the id, is the machine of the file."""
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    wav = cases["bearing_wear"][0]
+    for name in ("20261129T140000_PMP-01.wav", "recording pmp-01 bearing.wav", "PMP-01-DE-20261129T140000.wav"):
+        (tmp_path / name).write_bytes(wav.read_bytes())
+        record = inspector.score([tmp_path / name])[0][0]
+        assert record.asset_id == "PMP-01" and record.label == "bearing_wear", (name, record.warnings)
