@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 from datetime import UTC
 from pathlib import Path
 
@@ -70,7 +71,9 @@ def wav_from_bytes(data: bytes, name: str, notes: list[str] | None = None) -> tu
     from scipy.io import wavfile
 
     try:
-        rate, x = wavfile.read(io.BytesIO(data))
+        with warnings.catch_warnings():  # metadata chunks (PEAK, LIST, bext) scipy does not parse: harmless
+            warnings.simplefilter("ignore", wavfile.WavFileWarning)
+            rate, x = wavfile.read(io.BytesIO(data))
     except Exception as exc:
         try:
             import soundfile
@@ -122,9 +125,9 @@ def lossy_bitrate_kbps(path: Path) -> float | None:
     return Path(path).stat().st_size * 8.0 / (info.frames / info.samplerate) / 1000.0
 
 
-def read_frame(path: Path, warnings: list[str] | None = None) -> np.ndarray:
+def read_frame(path: Path, notes: list[str] | None = None) -> np.ndarray:
     """The first page of a TIFF as a 2-D array (dtype kept; units are decided later). A file of
-    several pages (a camera's burst or sequence export) adds a warning to ``warnings``."""
+    several pages (a camera's burst or sequence export) adds a line to ``notes``."""
     import tifffile
 
     try:
@@ -133,8 +136,8 @@ def read_frame(path: Path, warnings: list[str] | None = None) -> np.ndarray:
             pages = len(tif.pages)
     except Exception as exc:
         raise InspectInputError(f"{path}: not a readable TIFF ({type(exc).__name__}: {exc})") from exc
-    if pages > 1 and warnings is not None:
-        warnings.append(f"the TIFF holds {pages} frames: the first was scored; to score each, save them as "
+    if pages > 1 and notes is not None:
+        notes.append(f"the TIFF holds {pages} frames: the first was scored; to score each, save them as "
                         "separate files")
     arr = np.asarray(arr)
     if arr.ndim == 3 and arr.shape[-1] in (3, 4):

@@ -76,6 +76,9 @@ class ThermalInputError(ValueError):
 
 
 PLAUSIBLE_C = (-50.0, 200.0)
+#: A frame read as °C whose coolest tenth is warmer than this (°C) gets a note: °F values (a US
+#: camera's export: 70 °F halls) look like °C ones but for their warm background.
+WARM_AMBIENT_C = 45.0
 #: No thermal camera reads a surface outside this (°C): a pixel there is a sensor fault or an
 #: exporter's fill value (NaN, 0 K, 1e6), not a temperature.
 SENSOR_RANGE_C = (-100.0, 2000.0)
@@ -113,16 +116,22 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None,
     raw = np.asarray(frame)
     if raw.dtype.kind == "f" and raw.size and not np.isfinite(raw).any():
         raise ThermalInputError("the frame holds no temperature: every pixel is NaN or infinite (check the export)")
-    out = None
+    out, inferred = None, False
     if meta.unit or meta.scale is not None or meta.offset is not None:
         out = _to_celsius(frame, meta)
         if not PLAUSIBLE_C[0] <= float(np.nanmedian(out)) <= PLAUSIBLE_C[1]:
             try:
-                out = _to_celsius(frame, FrameMeta())
+                out, inferred = _to_celsius(frame, FrameMeta()), True
             except ThermalInputError:
                 pass
     if out is None:
-        out = _to_celsius(frame, meta)
+        out, inferred = _to_celsius(frame, meta), True
+    if inferred and notes is not None and raw.dtype.kind == "f" and -60 <= float(np.nanmedian(raw)) <= 180:
+        coolest = float(np.nanpercentile(out, 10))
+        if coolest > WARM_AMBIENT_C:  # read as °C, but no plant hall is that warm: °F?
+            notes.append(f"the frame's values were read as °C (no unit in assets.json); its coolest tenth is "
+                         f"{coolest:.0f} °C, warmer than a plant hall: if the camera exported °F, declare "
+                         '"frame": {"unit": "fahrenheit"} in assets.json')
     bad = ~np.isfinite(out) | (out < SENSOR_RANGE_C[0]) | (out > SENSOR_RANGE_C[1])
     if bad.any():
         if bad.all():

@@ -735,3 +735,24 @@ def test_a_file_named_otherwise_finds_its_machine(plant, tmp_path) -> None:
         (tmp_path / name).write_bytes(wav.read_bytes())
         record = inspector.score([tmp_path / name])[0][0]
         assert record.asset_id == "PMP-01" and record.label == "bearing_wear", (name, record.warnings)
+
+
+def test_a_fahrenheit_frame_reads_right_when_declared_and_warns_when_not(plant, tmp_path) -> None:
+    """A US camera's °F export: declared (``"frame": {"unit": "fahrenheit"}``) it reads like the
+    centikelvin frame; undeclared it is read as °C (the values alone cannot tell) and the record
+    warns that its background is too warm for a plant hall."""
+    root, cases = plant
+    tif = cases["electrical_overheating"][1]
+    fahrenheit = (tifffile.imread(tif).astype(np.float32) / 100.0 - 273.15) * 1.8 + 32.0
+    path = tmp_path / "f" / tif.name
+    path.parent.mkdir()
+    tifffile.imwrite(path, fahrenheit)
+    doc = json.loads((root / "assets.json").read_text())
+    declared = tmp_path / "declared.json"
+    declared.write_text(json.dumps({**doc, "frame": {**doc["frame"], "unit": "fahrenheit", "scale": None}}))
+    plain = Inspector(assets=load_assets(root / "assets.json")).score([tif])[0][0]
+    read = Inspector(assets=load_assets(declared)).score([path])[0][0]
+    guessed = Inspector(assets=load_assets(root / "assets.json")).score([path])[0][0]
+    assert read.probabilities == pytest.approx(plain.probabilities, abs=0.01)
+    assert not [w for w in read.warnings if "fahrenheit" in w]
+    assert any("fahrenheit" in w and "read as °C" in w for w in guessed.warnings), guessed.warnings
