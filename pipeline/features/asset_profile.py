@@ -127,13 +127,17 @@ def known_bearing(designation: str) -> tuple[int, float, float, float] | None:
     """The :data:`KNOWN_BEARINGS` geometry named in a designation as catalogues and nameplates
     write it: a maker before it, suffixes after it (``SKF 6205-2RS1``, ``6308 2Z C3``, ``FAG 7306-B``).
 
-    >>> known_bearing("SKF 6205-2RS1") == KNOWN_BEARINGS["6205"], known_bearing("16205"), known_bearing("7306B")[0]
+    >>> known_bearing("SKF 6205-2RS1") == KNOWN_BEARINGS["6205"], known_bearing("16205"), known_bearing("FAG 7306-B")[0]
     (True, None, 10)
+    >>> known_bearing("7306 C3 bearing"), known_bearing("6308 2Z C3") == KNOWN_BEARINGS["6308"]
+    (None, True)
     """
     text = designation.strip().upper()
     for name, geometry in KNOWN_BEARINGS.items():
-        core = name.rstrip("B") if name.endswith("B") else name  # 7306B is also written 7306-B / 7306 B
-        if re.search(rf"(?<![0-9A-Z]){core}(?![0-9])", text) and (core == name or "B" in text[text.find(core):]):
+        # a contact-angle letter may stand apart (7306B, 7306-B, 7306 B); a plain 7306 is another bearing
+        tail = rf"[\s-]?{name[-1]}(?![A-Z])" if name[-1].isalpha() else r"(?![0-9])"
+        core = name[:-1] if name[-1].isalpha() else name
+        if re.search(rf"(?<![0-9A-Z]){core}{tail}", text):
             return geometry
     return None
 
