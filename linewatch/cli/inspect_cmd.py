@@ -18,8 +18,9 @@ def register(app: typer.Typer) -> None:
 
 
 def inspect(
-    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
-                                       help="Audio (WAV; also FLAC, Ogg, MP3), TIFF frames, PLC CSV / JSON-lines files (any mix)."),
+    files: list[Path] = typer.Argument(..., exists=True,
+                                       help="Audio (WAV; also FLAC, Ogg, MP3), TIFF frames, PLC CSV / JSON-lines files "
+                                       "(any mix), or folders of them (read recursively)."),
     assets: Path | None = typer.Option(None, "--assets", exists=True, dir_okay=False,
                                        help="assets.json describing the machines (schema: docs/simulator.md)."),
     asset: str | None = typer.Option(None, "--asset", help="Machine id of every file (else from <ASSET>-<stamp> "
@@ -57,13 +58,14 @@ def inspect(
     """
     from models.inspect import InspectInputError, Inspector
     from models.inspect.readers import load_assets, parse_speeds
+    from models.inspect.scoring import expand_inputs
     from models.registry import ModelRegistry
 
     try:
         profiles = load_assets(assets)
         inspector = Inspector(ModelRegistry(registry) if registry else None, profiles)
         speeds = parse_speeds(list(speed_rpm))
-        results, verdicts = inspector.score(list(files), asset, list(healthy_audio), list(healthy_thermal),
+        results, verdicts = inspector.score(expand_inputs(list(files), [assets] if assets else []), asset, list(healthy_audio), list(healthy_thermal),
                                             list(healthy_plc), speeds)
     except (InspectInputError, LookupError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +62,31 @@ def modality_of(path: Path) -> str:
         raise InspectInputError(f"{path}: unknown file type {Path(path).suffix!r}; inspect reads .wav (audio; also "
                                 ".flac, .ogg, .opus, .mp3), .tif/.tiff (thermal frames) and .csv/.jsonl (PLC "
                                 "historian exports)") from None
+
+
+def expand_inputs(paths: list[Path], skip: Collection[Path] = ()) -> list[Path]:
+    """``paths`` with each folder replaced by the files under it that ``inspect`` reads (by suffix,
+    sorted; an ``assets.json`` and the files of ``skip`` left out); a folder without any is an
+    :class:`InspectInputError`.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp())
+    >>> for n in ("b.wav", "a.tiff", "notes.txt", "assets.json"): (d / n).write_bytes(b"")
+    >>> [p.name for p in expand_inputs([d])]
+    ['a.tiff', 'b.wav']
+    """
+    out: list[Path] = []
+    leave = {Path(p).resolve() for p in skip}
+    for path in paths:
+        if not Path(path).is_dir():
+            out.append(Path(path))
+            continue
+        found = [p for p in sorted(Path(path).rglob("*")) if p.is_file() and p.suffix.lower() in MODALITY_BY_SUFFIX
+                 and p.name.lower() != "assets.json" and p.resolve() not in leave]
+        if not found:
+            raise InspectInputError(f"{path}: a folder without any file inspect reads ("
+                                    f"{', '.join(sorted(MODALITY_BY_SUFFIX))})")
+        out += found
+    return out
 
 
 def asset_from_name(path: Path) -> str | None:

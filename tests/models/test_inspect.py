@@ -756,3 +756,24 @@ def test_a_fahrenheit_frame_reads_right_when_declared_and_warns_when_not(plant, 
     assert read.probabilities == pytest.approx(plain.probabilities, abs=0.01)
     assert not [w for w in read.warnings if "fahrenheit" in w]
     assert any("fahrenheit" in w and "read as °C" in w for w in guessed.warnings), guessed.warnings
+
+
+def test_cli_reads_a_folder(plant, tmp_path) -> None:
+    """A folder argument is read recursively: every file inspect reads, in name order (an assets.json
+    inside it and other files left out); a folder without any such file exits 2 with the reason."""
+    root, cases = plant
+    folder = tmp_path / "survey"
+    (folder / "audio").mkdir(parents=True)
+    wav, tif, plc = cases["bearing_wear"]
+    (folder / "audio" / wav.name).write_bytes(wav.read_bytes())
+    (folder / tif.name).write_bytes(tif.read_bytes())
+    (folder / "assets.json").write_text((root / "assets.json").read_text())
+    (folder / "README.txt").write_text("survey of 29 Nov")
+    result = CliRunner().invoke(app, ["inspect", str(folder), "--assets", str(folder / "assets.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout)
+    assert [Path(r["file"]).name for r in records] == [tif.name, wav.name]
+    assert records[0]["fused"]["class"] == "bearing_wear"
+    (tmp_path / "empty").mkdir()
+    empty = CliRunner().invoke(app, ["inspect", str(tmp_path / "empty")])
+    assert empty.exit_code == 2 and "without any file inspect reads" in empty.output

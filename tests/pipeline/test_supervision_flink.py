@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from linewatch.contract import StreamNames
+from pipeline.supervision.lifeline import child_pids
 from pipeline.supervision.lock import LANDING_LOCK_NAME, read_holder
 from pipeline.supervision.tempdirs import TempRoot, dir_bytes
 
@@ -49,19 +50,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(entry))
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-    return out
-
-
 def poll(condition, timeout_s: float, what: str, log: Path | None = None) -> float:  # type: ignore[no-untyped-def]
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout_s:
@@ -79,7 +67,7 @@ def wait_running(cli: subprocess.Popen[bytes], landing: Path, log: Path) -> tupl
     assert cli.poll() is None, log.read_text()[-3000:]
     holder = read_holder(landing / LANDING_LOCK_NAME)
     assert holder is not None and holder.pid == cli.pid and holder.job_pid, holder
-    jvms = children(holder.job_pid)
+    jvms = child_pids(holder.job_pid)
     assert len(jvms) == 1, f"the job process should have exactly its JVM as child, has {jvms}"
     return holder.job_pid, jvms[0]
 
