@@ -70,7 +70,7 @@ def expand_inputs(paths: list[Path], skip: Collection[Path] = ()) -> list[Path]:
     :class:`InspectInputError`.
 
     >>> import tempfile; d = Path(tempfile.mkdtemp())
-    >>> for n in ("b.wav", "a.tiff", "notes.txt", "assets.json"): (d / n).write_bytes(b"")
+    >>> for n in ("b.wav", "a.tiff", "notes.txt", "assets.json"): _ = (d / n).write_bytes(b"")
     >>> [p.name for p in expand_inputs([d])]
     ['a.tiff', 'b.wav']
     """
