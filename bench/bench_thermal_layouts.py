@@ -16,7 +16,10 @@ is featurised under five cases:
   sign, one draw per machine; edges replicated), the boxes left where they were (camera moved);
 * ``f_rotated``: the frame turned by 90 degrees, one way or the other (one draw per machine): a
   vertical machine, or a camera mounted in portrait; the boxes turned with it (the user draws them
-  on the frame as it is) and ``frame.width``/``height`` swapped.
+  on the frame as it is) and ``frame.width``/``height`` swapped;
+* ``g_neighbour``: another machine of the fleet (another sample's frame, in whatever state that
+  sample is, scaled to the same height) stands beside it in the frame, left or right (one draw per
+  machine): a fixed camera that sees two machines; the boxes stay on this machine.
 
 Every case is featurised with region fitting off (``fit=False``: the boxes exactly as given) and
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
@@ -42,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated")
+CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated", "g_neighbour")
 THERMAL_CLASSES = ("bearing_wear", "electrical_overheating", "cooling_failure")
 ZOOMS = (0.5, 0.75, 1.5, 2.0)
 
@@ -125,6 +128,10 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
         dy = int(round(float(m.uniform(0.05, 0.15)) * frame.shape[0] * float(m.choice([-1.0, 1.0]))))
         dx = int(round(float(m.uniform(0.05, 0.15)) * frame.shape[1] * float(m.choice([-1.0, 1.0]))))
         turn = int(m.choice([1, 3]))
+        left = bool(m.random() < 0.5)
+        other = specs[(i + len(specs) // 2) % len(specs)]
+        if other.asset_id == spec.asset_id:
+            other = specs[(i + len(specs) // 2 + 1) % len(specs)]
         for case in CASES:
             f, b, p, truth = frame, baseline, profile, truth_declared
             if case == "b_no_regions":
@@ -147,6 +154,19 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 p = replace(profile, regions={n: _rotate_box(bx, dh, dw, turn) for n, bx in profile.regions.items()},
                             frame=replace(profile.frame, width=profile.frame.height, height=profile.frame.width))
                 truth = {n: _rotate_box(bx, frame.shape[0], frame.shape[1], turn) for n, bx in truth_declared.items()}
+            elif case == "g_neighbour":
+                beside = renderer.render(other, ("thermal",)).frame
+                beside = _zoom(beside, frame.shape[0] / beside.shape[0])[: frame.shape[0]]
+                beside = np.pad(beside, ((0, frame.shape[0] - beside.shape[0]), (0, 0)), mode="edge")
+                f = np.concatenate([beside, frame] if left else [frame, beside], axis=1)
+                b = np.concatenate([beside, baseline] if left else [baseline, beside], axis=1) if baseline is not None else None
+                dw = (profile.frame.width or frame.shape[1]) if left else 0
+                scale = (profile.frame.width or frame.shape[1]) / frame.shape[1]
+                wide = (profile.frame.width or frame.shape[1]) + round(beside.shape[1] * scale)
+                p = replace(profile, regions={n: (x0 + dw, y0, x1 + dw, y1) for n, (x0, y0, x1, y1) in profile.regions.items()},
+                            frame=replace(profile.frame, width=wide, height=profile.frame.height or frame.shape[0]))
+                sx = beside.shape[1] if left else 0
+                truth = {n: (x0 + sx, y0, x1 + sx, y1) for n, (x0, y0, x1, y1) in truth_declared.items()}
             for setting in ("off", "on"):
                 v, fit = thermal_vector_fit(f, p, b, fit=setting == "on")
                 vec[(case, setting)].append(v)

@@ -213,6 +213,28 @@ def scaled_regions(profile: AssetProfile, shape: tuple[int, int]) -> dict[str, t
     return out
 
 
+#: The part of the frame the ambient and the frame-wide values are read in: the machine's boxes and
+#: this much of their extent again on every side (a second machine beside it stays outside).
+ROI_MARGIN = 0.5
+
+
+def machine_roi(boxes: Mapping[str, tuple[int, int, int, int]], shape: tuple[int, int],
+                margin: float = ROI_MARGIN) -> tuple[int, int, int, int]:
+    """``(x0, y0, x1, y1)`` around every box, ``margin`` × their extent wider on each side, clipped
+    to the frame (the whole frame without boxes).
+
+    >>> machine_roi({"motor_body": (40, 40, 60, 50)}, (120, 160))
+    (30, 35, 70, 55)
+    """
+    h, w = shape
+    if not boxes:
+        return 0, 0, w, h
+    x0, y0 = min(b[0] for b in boxes.values()), min(b[1] for b in boxes.values())
+    x1, y1 = max(b[2] for b in boxes.values()), max(b[3] for b in boxes.values())
+    mx, my = round(margin * (x1 - x0)), round(margin * (y1 - y0))
+    return max(x0 - mx, 0), max(y0 - my, 0), min(x1 + mx, w), min(y1 + my, h)
+
+
 def ambient_estimate(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]]) -> float:
     """Median of the background (outside every region, with a margin); the 10th percentile of the
     frame when the background is too small or no regions are known."""
@@ -304,7 +326,10 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
     region_fit = fit_regions(frame_c, scaled_regions(profile, frame_c.shape), profile.asset_type, profile.fan_side,
                              enabled=profile.region_fit if fit is None else fit)
     boxes = region_fit.boxes
-    ambient = ambient_estimate(frame_c, boxes)
+    rx0, ry0, rx1, ry1 = machine_roi(boxes, frame_c.shape)
+    around = frame_c[ry0:ry1, rx0:rx1]  # the machine and its surroundings: not a neighbour in the same frame
+    local = {k: (x0 - rx0, y0 - ry0, x1 - rx0, y1 - ry0) for k, (x0, y0, x1, y1) in boxes.items()}
+    ambient = ambient_estimate(around, local)
     stats: dict[str, list[float]] = {}
     for name in REGIONS:
         box = boxes.get(name)
@@ -339,12 +364,12 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
     ratios = [0.0] * len(RATIOS)
     if body:
         ratios = [rel[1] / body, rel[2] / body, stats["terminal_box"][4] / body, rel[3] / body, axial / body]
-    flat = frame_c.ravel()
+    flat = around.ravel()
     p99 = float(np.percentile(flat, 99.0))
-    hot = frame_c > ambient + HOT_DELTA_K
-    inside = np.zeros(frame_c.shape, bool)
-    for x0, y0, x1, y1 in boxes.values():
-        inside[y0:y1, x0:x1] = True
+    hot = around > ambient + HOT_DELTA_K
+    inside = np.zeros(around.shape, bool)
+    for x0, y0, x1, y1 in local.values():
+        inside[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
     glob = [ambient / 40.0, float(flat.max()) - ambient, p99 - ambient, float(hot.mean()),
             float((hot & ~inside).mean()), float(bool(boxes)), float(oriented)]
     base = [0.0] * len(BASELINE)

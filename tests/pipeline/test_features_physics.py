@@ -218,6 +218,28 @@ def test_thermal_vector_is_the_same_for_a_vertical_machine(turn: int) -> None:
         assert v[THERMAL_VECTOR_NAMES.index("global.orientation_known")] == 1.0
 
 
+def test_a_second_machine_in_the_frame_does_not_change_the_vector() -> None:
+    """A fixed camera that also sees a hotter machine beside this one: the ambient and the
+    frame-wide values are read around this machine's boxes (``machine_roi``), so the vector is the
+    one of the frame without the neighbour (it used to read the neighbour's heat as this machine's)."""
+    fleet = domain_fleet(3, seed=8)
+    doc = domain_registry_json(fleet, 8)
+    spec = next(s for s in draw_domain_specs(3, fleet, 8) if s.asset_index == 0 and s.fault == "normal")
+    entry = doc["assets"][0]
+    frame = DomainRenderer(fleet, 8).render(spec, ("thermal",)).frame
+    h, w = frame.shape
+    background = int(np.median(frame))
+    hot = np.full((h, 2 * w), background, np.uint16)  # the neighbour: +60 K, far enough to the right
+    hot[h // 4: 3 * h // 4, w + w // 2: 2 * w - 4] = background + 6000
+    wide = np.concatenate([frame, hot], axis=1)
+    meta = {**entry["frame"], "width": 3 * entry["frame"]["width"]}
+    alone = thermal_vector(np.concatenate([frame, np.full((h, 2 * w), background, np.uint16)], axis=1),
+                           {**entry, "frame": meta}, fit=False)
+    beside = thermal_vector(wide, {**entry, "frame": meta}, fit=False)
+    np.testing.assert_allclose(beside, alone, atol=1e-4)
+    assert beside[THERMAL_VECTOR_NAMES.index("global.frame_max_rise")] < 40.0
+
+
 def test_plc_vector_is_relative_to_the_nameplate() -> None:
     raw = dict.fromkeys(plc_feature_names(), np.nan)
     raw.update({"motor_current_a.mean": 40.0, "speed_rpm.mean": 2950.0, "pressure_bar.mean": 3.0})
