@@ -14,8 +14,9 @@ vertical machine, a camera mounted in portrait):
 * boxes that do not sit on the machine (drawn imprecisely, camera moved) are registered onto it,
   and boxes are proposed when ``assets.json`` has none (:func:`pipeline.features.thermal_fit.fit_regions`;
   ``region_fit: false`` in ``assets.json`` or ``fit=False`` turns this off);
-* ambient = median of the pixels outside every region (the frame's 10th percentile when the
-  regions cover almost everything or are unknown);
+* ambient = median of the pixels outside every region, around the machine (:func:`machine_roi`:
+  a second machine in the frame stays out; the 10th percentile there when the regions cover
+  almost everything or are unknown); the frame-wide values are read in the same part of the frame;
 * per region: mean, 90th percentile and maximum rise over ambient, the hotspot excess
   (maximum − median inside the region: a lug a few pixels wide) and the spread, in kelvin;
 * relations: drive end − non-drive end, each part − the motor body, the motor body's axial
