@@ -84,22 +84,30 @@ def main() -> None:
         return x_in, msg, classes[int(np.argmax(probs))]
 
     files = {p.name: p for p in args.foreign_data.rglob("*.wav")}
+
+    def recording(r: dict[str, Any]) -> tuple[np.ndarray, int]:
+        """A record's recording as recorded: mono (channel mean), float64, its own rate."""
+        x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
+        return x.mean(axis=1), int(rate)
+
+    def tally(c: Counter[str], cls: str, label: str) -> None:
+        """One more clip of ``cls``: named when the model names the fault (a healthy clip: any fault)."""
+        c["n"] += 1
+        c["named"] += (label != "normal") if cls == "normal" else (label == cls)
     rows = [r for r in report["records"] if r["cls"] in ("normal", "bearing_wear", "cavitation")
             and (r["cls"] == "normal" or r["severity"] >= 0.5)
             and report["machines"][r["asset_id"]]["subkind"] != "piston"]
     counts: dict[int, dict[str, Counter]] = {rate: {c: Counter() for c in ("normal", "bearing_wear", "cavitation")}
                                              for rate in args.rates}
     for r in rows:
-        x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
-        x = x.mean(axis=1)
+        x, rate = recording(r)
         profile = profiles[r["asset_id"]]
         for target in args.rates:
             y = resample_poly(x, target, rate) if target != rate else x
             y = np.round(np.clip(y, -1.0, 1.0) * 32767.0) / 32768.0  # PCM16, as such a recorder writes it
             x_in, msg, label = read(y, target, r["asset_id"], profile, float(r["shaft_hz"]))
             c = counts[target][r["cls"]]
-            c["n"] += 1
-            c["named"] += (label != "normal") if r["cls"] == "normal" else (label == r["cls"])
+            tally(c, r["cls"], label)
             c["extrapolating"] += len(inspector.outside_training("audio", x_in)) >= 3
             for w in withheld_classes("audio", x_in, msg.stats):
                 c[f"withheld:{w}"] += 1
@@ -111,8 +119,8 @@ def main() -> None:
         per = {c: Counter() for c in ("normal", "bearing_wear", "cavitation")}
         kbps: list[float] = []
         for r in rows:
-            x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
-            x = np.clip(x.mean(axis=1), -1.0, 1.0)
+            x, rate = recording(r)
+            x = np.clip(x, -1.0, 1.0)
             buf = io.BytesIO()
             try:
                 sf.write(buf, x, rate, format=fmt, subtype=subtype, compression_level=float(level) if level else None)
@@ -122,9 +130,7 @@ def main() -> None:
             kbps.append(len(buf.getvalue()) * 8 / (len(x) / rate) / 1000)
             y, _ = sf.read(io.BytesIO(buf.getvalue()), always_2d=True, dtype="float32")
             label = read(y.mean(axis=1), rate, r["asset_id"], profiles[r["asset_id"]], float(r["shaft_hz"]))[2]
-            c = per[r["cls"]]
-            c["n"] += 1
-            c["named"] += (label != "normal") if r["cls"] == "normal" else (label == r["cls"])
+            tally(per[r["cls"]], r["cls"], label)
         codecs[spec] = {"kbps_mean": round(float(np.mean(kbps)), 1) if kbps else None,
                         **{cls: dict(c) for cls, c in per.items()}}
     overdrive: dict[str, dict[str, int]] = {}
@@ -133,8 +139,7 @@ def main() -> None:
         for r in rows:
             if r["cls"] != "normal":
                 continue
-            x, rate = sf.read(files[r["wav"]], always_2d=True, dtype="float64")
-            x = x.mean(axis=1)
+            x, rate = recording(r)
             y = np.clip(x * 0.9 / max(float(np.max(np.abs(x))), 1e-12) * 10.0 ** (gain_db / 20.0), -1.0, 1.0)
             y = (np.round(y * 32767.0) / 32768.0).astype(np.float32)
             label = read(y, rate, r["asset_id"], profiles[r["asset_id"]], float(r["shaft_hz"]))[2]
