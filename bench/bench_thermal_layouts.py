@@ -160,8 +160,8 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 beside = np.pad(beside, ((0, frame.shape[0] - beside.shape[0]), (0, 0)), mode="edge")
                 f = np.concatenate([beside, frame] if left else [frame, beside], axis=1)
                 b = np.concatenate([beside, baseline] if left else [baseline, beside], axis=1) if baseline is not None else None
-                dw = (profile.frame.width or frame.shape[1]) if left else 0
-                scale = (profile.frame.width or frame.shape[1]) / frame.shape[1]
+                scale = (profile.frame.width or frame.shape[1]) / frame.shape[1]  # declared units per pixel
+                dw = round(beside.shape[1] * scale) if left else 0  # the boxes move right by the neighbour's width
                 wide = (profile.frame.width or frame.shape[1]) + round(beside.shape[1] * scale)
                 p = replace(profile, regions={n: (x0 + dw, y0, x1 + dw, y1) for n, (x0, y0, x1, y1) in profile.regions.items()},
                             frame=replace(profile.frame, width=wide, height=profile.frame.height or frame.shape[0]))
