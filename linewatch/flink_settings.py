@@ -260,6 +260,11 @@ class ValidationSettings(BaseModel):
     )
     frame_min_ck: int = Field(default=20_000, ge=0, le=65_535, description="Lowest plausible pixel (centikelvin).")
     frame_max_ck: int = Field(default=50_000, ge=0, le=65_535, description="Highest plausible pixel (centikelvin).")
+    frame_max_dead_share: float = Field(
+        default=0.01, ge=0.0, le=0.5,
+        description="Share of a frame's pixels that may lie outside the plausible range (dead or stuck pixels, "
+                    "read from their neighbours); a frame with more is refused (out_of_range).",
+    )
     audio_max_clipping_frac: float = Field(
         default=0.01, ge=0.0, le=1.0, description="Share of clipped samples a clip may have."
     )

@@ -48,6 +48,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pipeline.features.asset_profile import REGION_NAMES, AssetProfile, FrameMeta, as_profile
+from pipeline.features.dead_pixels import fill_pixels
 from pipeline.features.thermal_fit import RegionFit, fit_regions
 
 KELVIN = 273.15
@@ -97,8 +98,9 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None,
     kelvin unit the ``scale`` only restates it (this project's assets.json writes ``0.01``). A
     declared unit that gives an implausible median (outside -50...200 °C: a file written in
     another unit than the site declares) falls back to the inferred one. Pixels that are no
-    temperature (NaN, infinite, outside :data:`SENSOR_RANGE_C`: dead pixels, fill values) take the
-    frame's median, and ``notes`` gets a line saying how many; a frame without one valid pixel is a
+    temperature (NaN, infinite, outside :data:`SENSOR_RANGE_C`: dead pixels, fill values) are read as
+    the median of their valid neighbours (:func:`~pipeline.features.dead_pixels.fill_pixels`), and
+    ``notes`` gets a line saying how many; a frame without one valid pixel is a
     :class:`ThermalInputError`.
 
     >>> float(frame_to_celsius(np.full((8, 8), 29515, np.uint16))[0, 0])
@@ -138,11 +140,11 @@ def frame_to_celsius(frame: np.ndarray, meta: FrameMeta | Mapping | None = None,
         if bad.all():
             raise ThermalInputError("the frame holds no temperature: every pixel is NaN or outside "
                                     f"{SENSOR_RANGE_C[0]:g}...{SENSOR_RANGE_C[1]:g} °C (check the export and its unit)")
-        out = np.where(bad, np.float32(np.median(out[~bad])), out).astype(np.float32)
+        out = fill_pixels(out, bad)
         if notes is not None:
             notes.append(f"{int(bad.sum())} of {bad.size} pixels are no temperature (NaN, or outside "
                          f"{SENSOR_RANGE_C[0]:g}...{SENSOR_RANGE_C[1]:g} °C: dead pixels, fill values): read as "
-                         "the frame's median")
+                         "the median of their neighbours")
     return out
 
 

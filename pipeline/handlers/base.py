@@ -55,7 +55,8 @@ class HandlerContext:
         return cls(
             spec=spec, dead=DeadLetters(spec.names),
             registry=RegistryCache(spec.landing), policy=EventTimePolicy(v.future_tolerance_ms),
-            frame_limits=FrameLimits(min_ck=v.frame_min_ck, max_ck=v.frame_max_ck),
+            frame_limits=FrameLimits(min_ck=v.frame_min_ck, max_ck=v.frame_max_ck,
+                                     max_dead_share=v.frame_max_dead_share),
             clip_limits=ClipLimits(max_clipping_frac=v.audio_max_clipping_frac),
         )
 

@@ -23,7 +23,7 @@ from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.handlers.learner_settings import follow_settings
 from pipeline.step import StepOutput
-from pipeline.validation import check_frame
+from pipeline.validation import check_frame, repair_frame
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,17 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         ctx.dead.rejection(out, "pipeline.thermal", problem, blob.asset_id)
         return
     state.last_ms["thermal"] = entry.event_time_ms
+    frame, dead = repair_frame(frame, ctx.frame_limits)
+    if dead:
+        out.count("thermal_dead_pixels_filled", dead)
+    if bool(dead) != state.dead_pixels:  # logged when it changes, not per frame (dead pixels stay dead)
+        if dead:
+            log.warning("%s (%s): %d pixels outside the plausible range were read from their neighbours "
+                        "(dead or stuck pixels; more than %.0f %% of the frame would be refused)", blob.asset_id,
+                        blob.ref, dead, 100 * ctx.frame_limits.max_dead_share)
+        else:
+            log.info("%s (%s): thermal frames without dead pixels again", blob.asset_id, blob.ref)
+        state.dead_pixels = bool(dead)
     if state.baseline is None:
         state.baseline = ThermalBaseline()
     regions = dict(blob.info.regions) if blob.info is not None and blob.info.regions else None
@@ -52,6 +63,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                                    warnings=warnings, check=region_check(ctx, state),
                                    baseline_band_k=REFERENCE_DEAD_BAND_K if reference is not None else 0.0)
     msg.stats["baseline_reference"] = 1.0 if reference is not None else 0.0
+    msg.stats["dead_pixels"] = float(dead)
     out.count("thermal_reference_read" if reference is not None else "thermal_running_baseline_read")
     if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner (saved)
         taken = len(learner.frames)

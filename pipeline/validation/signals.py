@@ -5,6 +5,9 @@
 True
 >>> check_frame(np.full((120, 160), 100, np.uint16), "f.tiff").reason.value
 'out_of_range'
+>>> dead = np.full((120, 160), 30000, np.uint16); dead[5, 5] = 0  # one dead pixel: repaired, not refused
+>>> check_frame(dead, "f.tiff") is None, int(repair_frame(dead)[1]), int(repair_frame(dead)[0][5, 5])
+(True, 1, 30000)
 >>> check_clip(np.zeros(8000, np.float32), 16000, "a.wav").detail
 'expected 16000 Hz mono of 16000 frames, got 16000 Hz mono of 8000 frames'
 """
@@ -18,18 +21,26 @@ import numpy as np
 import numpy.typing as npt
 
 from linewatch.contract import DeadLetterReason
+from pipeline.features.dead_pixels import MAX_DEAD_SHARE, fill_pixels
 from pipeline.validation.errors import InvalidRecord
 
 
 @dataclass(frozen=True)
 class FrameLimits:
     """Accepted frames: shape, dtype and a plausible centikelvin range (default 20000–50000 =
-    −73…227 °C; anything outside is a sensor fault, not a machine temperature)."""
+    −73…227 °C; a pixel outside is a sensor fault, not a machine temperature). Up to
+    ``max_dead_share`` of the pixels may lie outside (dead or stuck pixels: :func:`repair_frame`
+    reads them from their neighbours); a frame with more is refused (a wrong unit, a broken camera)."""
 
     shape: tuple[int, int] = (120, 160)
     dtype: str = "uint16"
     min_ck: int = 20_000
     max_ck: int = 50_000
+    max_dead_share: float = MAX_DEAD_SHARE
+
+    def dead(self, frame: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+        """Pixels outside the plausible range."""
+        return (frame < self.min_ck) | (frame > self.max_ck)
 
 
 @dataclass(frozen=True)
@@ -45,19 +56,35 @@ class ClipLimits:
 
 def check_frame(frame: npt.NDArray[Any], raw_ref: str, limits: FrameLimits = FrameLimits(), *,
                 asset_id: str | None = None, event_time_ms: int | None = None) -> InvalidRecord | None:
-    """``bad_shape`` for a wrong shape/dtype, ``out_of_range`` for implausible pixel values."""
+    """``bad_shape`` for a wrong shape/dtype, ``out_of_range`` when more than ``max_dead_share`` of
+    the pixels leave the plausible range (fewer are dead pixels: :func:`repair_frame`)."""
     where: dict[str, Any] = dict(asset_id=asset_id, event_time_ms=event_time_ms)
     if frame.shape != limits.shape or frame.dtype.name != limits.dtype:
         return InvalidRecord(DeadLetterReason.BAD_SHAPE,
                              f"expected frame {limits.dtype}{list(limits.shape)}, got {frame.dtype.name}{list(frame.shape)}",
                              raw_ref, **where)
-    lo, hi = int(frame.min()), int(frame.max())
-    if lo < limits.min_ck or hi > limits.max_ck:
+    dead = int(np.count_nonzero(limits.dead(frame)))
+    if dead > limits.max_dead_share * frame.size:
+        lo, hi = int(frame.min()), int(frame.max())
         return InvalidRecord(
             DeadLetterReason.OUT_OF_RANGE,
-            f"pixel values {lo}..{hi} cK ({lo / 100 - 273.15:.1f}..{hi / 100 - 273.15:.1f} °C) leave the plausible "
-            f"range {limits.min_ck}..{limits.max_ck} cK; check the camera (dead pixels, wrong unit?)", raw_ref, **where)
+            f"{dead} of {frame.size} pixels ({dead / frame.size:.1%}) leave the plausible range "
+            f"{limits.min_ck}..{limits.max_ck} cK (values {lo}..{hi} cK, {lo / 100 - 273.15:.1f}..{hi / 100 - 273.15:.1f} °C); "
+            f"up to {limits.max_dead_share:.0%} are read as dead pixels: check the camera's unit and its health",
+            raw_ref, **where)
     return None
+
+
+def repair_frame(frame: npt.NDArray[Any], limits: FrameLimits = FrameLimits()) -> tuple[npt.NDArray[Any], int]:
+    """The frame with its pixels outside the plausible range read from their neighbours
+    (:func:`~pipeline.features.dead_pixels.fill_pixels`), and how many there were (0: the frame
+    itself). Call it on a frame that :func:`check_frame` accepted."""
+    dead = limits.dead(frame)
+    n = int(np.count_nonzero(dead))
+    if n == 0:
+        return frame, 0
+    filled = fill_pixels(frame, dead)
+    return np.clip(np.rint(filled), limits.min_ck, limits.max_ck).astype(frame.dtype), n
 
 
 def check_clip(samples: npt.NDArray[Any], sample_rate: int, raw_ref: str, limits: ClipLimits = ClipLimits(), *,

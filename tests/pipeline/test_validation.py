@@ -17,6 +17,7 @@ from pipeline.validation import (
     InvalidRecord,
     check_clip,
     check_frame,
+    repair_frame,
 )
 
 REGISTRY = {
@@ -127,12 +128,17 @@ def test_frame_checks() -> None:
     assert check_frame(good, "f") is None
     assert check_frame(good.T, "f").reason is R.BAD_SHAPE
     assert check_frame(good.astype(np.float32), "f").reason is R.BAD_SHAPE
-    dead_pixel = good.copy()
-    dead_pixel[5, 5] = 0
-    problem = check_frame(dead_pixel, "f", asset_id="PMP-01", event_time_ms=3)
+    dead_pixels = good.copy()
+    dead_pixels.reshape(-1)[:192] = 0  # 1 % of the pixels: dead pixels, read from their neighbours
+    assert check_frame(dead_pixels, "f") is None
+    repaired, n = repair_frame(dead_pixels)
+    assert n == 192 and repaired.dtype == np.uint16 and (repaired == 30_000).all()
+    assert repair_frame(good) == (good, 0)
+    dead_pixels.reshape(-1)[192] = 0  # one more: a broken camera or a wrong unit, refused
+    problem = check_frame(dead_pixels, "f", asset_id="PMP-01", event_time_ms=3)
     assert problem.reason is R.OUT_OF_RANGE and problem.asset_id == "PMP-01" and "-273.1" in problem.detail
     hot = good.copy()
-    hot[0, 0] = 50_001
+    hot.reshape(-1)[:193] = 50_001
     assert check_frame(hot, "f").reason is R.OUT_OF_RANGE
 
 
