@@ -21,7 +21,10 @@ below 16 kHz"). Thermal withholds every fault it names on a frame read through *
 region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine no ``regions``):
 read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
-check and copy into ``assets.json``. A withheld class:
+check and copy into ``assets.json``. The PLC model withholds every fault on a window in which the
+machine stood still for a while (``stats["not_running"]``, from the run-state tag: a stop or a start
+is a run-down or run-up, not an operating point it learnt; :mod:`pipeline.features.plc_running`).
+A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
   all (``fusion.json`` ``visible``): :func:`drop_withheld`;
@@ -47,6 +50,8 @@ check and copy into ``assets.json``. A withheld class:
 ('bearing_wear', 'cavitation')
 >>> withheld_classes("thermal", np.zeros(3, np.float32), {"regions_proposed": 1.0, "regions_registered": 0.0})
 ('bearing_wear', 'electrical_overheating', 'cooling_failure')
+>>> withheld_classes("plc", p, {"not_running": 1.0})
+('cavitation', 'bearing_wear', 'imbalance', 'electrical_overheating', 'cooling_failure')
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
 ...               ("normal", "bearing_wear", "imbalance"))
 {'normal': 0.5, 'bearing_wear': 0.5, 'imbalance': 0.0}
@@ -61,6 +66,7 @@ import numpy as np
 from pipeline.features.asset_profile import RECIPROCATING_STAT
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+from pipeline.features.plc_running import NOT_RUNNING_STAT
 
 #: ``{modality: (input width, {class: (index of an input value, True: the class needs it >= 0.5 /
 #: False: the class is withheld when it is >= 0.5)})}``: audio names imbalance only with
@@ -77,10 +83,12 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 #: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
 #: wear) or recorded below 16 kHz (no band where bearings and cavitation ring), a thermal frame read
-#: through proposed region boxes (``pipeline.features.messages``).
+#: through proposed region boxes, a PLC window in which the machine stood still
+#: (``pipeline.features.messages``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
     "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation")},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
+    "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure")},
 }
 
 

@@ -141,6 +141,10 @@ class PlcFeatures(Message):
     source: str = ""
     ingest_time_ms: int = 0
     vector: NDArray = Field(default_factory=_no_vector, description=MODEL_VECTOR_DESCRIPTION)
+    # -- issue 10: additive, optional ----------------------------------------------------------------
+    stats: dict[str, float] = Field(default_factory=dict, description=(
+        "What the window says beside the model input: 'not_running' 1.0 when the machine stood still in "
+        "part of it (its run-state mean below 0.99; absent without a run-state tag)."))
 
 
 class ThermalFeatures(Message):

@@ -31,6 +31,7 @@ from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import REGION_NAMES, AssetProfile
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
+from pipeline.features.plc_running import NOT_RUNNING_STAT
 from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
@@ -271,7 +272,12 @@ class Inspector:
         return asset, windows
 
     def _plc(self, path: Path, asset_id: str | None, result: FileResult,
-             healthy: dict[str, PlcHealthyLevels] | None = None) -> tuple[list[np.ndarray], float | None]:
+             healthy: dict[str, PlcHealthyLevels] | None = None
+             ) -> tuple[list[np.ndarray], float | None, dict[str, float] | None]:
+        """The model inputs of a PLC file's windows, its measured shaft speed (Hz) and the stats its
+        withheld classes are read from. Windows in which the machine stood still for a while are left
+        out when others remain; a file with no other window withholds every fault
+        (:mod:`pipeline.features.plc_running`)."""
         from pipeline.features.messages import plc_features_message
         from pipeline.features.plc_physics import (
             FLEET_NORMAL_VIBRATION_MM_S,
@@ -286,8 +292,22 @@ class Inspector:
         levels = (healthy or {}).get(asset)
         if levels is not None:
             profile = profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
-        inputs = [input_array("plc", plc_features_message(w, profile.asset_type, str(path), asset=profile))
-                  for w in windows]
+        messages = [plc_features_message(w, profile.asset_type, str(path), asset=profile) for w in windows]
+        running = [k for k, m in enumerate(messages) if m.stats.get(NOT_RUNNING_STAT, 0.0) < 0.5]
+        stats: dict[str, float] | None = None
+        if not running:
+            stats = {NOT_RUNNING_STAT: 1.0}
+            result.warnings.append(
+                "the machine did not run throughout any 10 s window of this file (its run state shows it stopped "
+                "or starting): the PLC model judges a running machine, so it withholds every fault; export a "
+                "period when it ran")
+        elif len(running) < len(messages):
+            result.warnings.append(
+                f"{len(messages) - len(running)} of {len(messages)} 10 s windows left out: the machine stood still "
+                "for a while in them (its run state; a stop or a start is not an operating point the PLC model "
+                "judges)")
+            messages, windows = [messages[k] for k in running], [windows[k] for k in running]
+        inputs = [input_array("plc", m) for m in messages]
         names = plc_feature_names()
         speeds = [float(w.values[names.index("speed_rpm.mean")]) for w in windows]
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
@@ -306,7 +326,7 @@ class Inspector:
                 "when healthy (a piston compressor); if it is the latter, give its normal level "
                 "(vibration_normal_mm_s in assets.json) or a healthy export with --healthy-plc")
         result.windows = len(inputs)
-        return inputs, (float(np.median(speeds)) / 60.0 if speeds else None)
+        return inputs, (float(np.median(speeds)) / 60.0 if speeds else None), stats
 
     def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
         """Per machine, its running pressure and normal vibration from PLC exports made when it was
@@ -411,9 +431,9 @@ class Inspector:
             by_index[i] = result
             try:
                 modality = modality_of(path)
-                stats: dict[str, float] | None = None  # the features message's (audio, thermal)
+                stats: dict[str, float] | None = None  # the features message's
                 if modality == "plc":
-                    inputs, speed = self._plc(path, asset_id, result, plc_levels)
+                    inputs, speed, stats = self._plc(path, asset_id, result, plc_levels)
                     if speed and result.asset_id:
                         speed_hint[result.asset_id] = speed
                     asset_type = self.assets[result.asset_id].asset_type if result.asset_id in self.assets else None

@@ -27,6 +27,7 @@ from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, audio_vector, resample_to_16k
 from pipeline.features.plc_physics import plc_vector
+from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import thermal_features
@@ -54,7 +55,7 @@ def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", i
         window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
         feature_names=plc_feature_names(), values=values, n_samples=window.n_samples,
         alarm_counts=dict(window.alarm_counts), source=source, ingest_time_ms=ingest_time_ms,
-        vector=plc_vector(values, asset))
+        vector=plc_vector(values, asset), stats=plc_running_stats(values, plc_feature_names()))
 
 
 def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int, frame_ck: np.ndarray,

@@ -777,3 +777,44 @@ def test_cli_reads_a_folder(plant, tmp_path) -> None:
     (tmp_path / "empty").mkdir()
     empty = CliRunner().invoke(app, ["inspect", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "without any file inspect reads" in empty.output
+
+
+def test_plc_windows_in_which_the_machine_stood_still_are_left_out(plant, tmp_path) -> None:
+    """A historian export of two minutes of the healthy pump with an unplanned stop in it (the plant
+    physics' own stop): the windows around the stop are left out with a note and the others judge the
+    machine; an export of the stop alone withholds every PLC fault (pipeline.features.plc_running)."""
+    from linewatch.simulator.drift import constant_drift
+    from linewatch.simulator.health import constant_health
+    from linewatch.simulator.physics import AssetPhysics
+    from linewatch.simulator.plc import measure
+
+    root, _ = plant
+    cfg = SimulatorConfig(seed=7, stops_per_hour=60.0)  # a stop in nearly every 2 minutes
+    pump = make_fleet(6, seed=7)[0]
+    n = round(120 * cfg.plc_rate_hz)
+    t = np.arange(n) / cfg.plc_rate_hz
+    drift = constant_drift("none", 0.0)
+    block = AssetPhysics(pump, cfg, cfg.profile).step(t, np.arange(n), constant_health("normal", 0.0, "", n), drift)
+    stopped = np.flatnonzero(block.run < 0.5)
+    assert stopped.size >= 40, "the physics drew no stop of at least 4 s"
+    plc = measure(pump, block, drift, cfg.profile, cfg)
+
+    def export(name: str, rows: slice) -> Path:
+        part = type(plc)(**{k: (v[rows] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
+                            for k, v in vars(plc).items()})
+        path = tmp_path / f"plc-{pump.asset_id}-{name}.csv"
+        path.write_text(plc_file_text(format_lines(part, iso_ms(cfg.start_time, part.t), "csv"), "csv"))
+        return path
+
+    first = int(stopped[0]) - int(stopped[0]) % 100  # the 10 s window where the stop begins
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (whole, stop), _ = inspector.score([export("whole", slice(0, n)), export("stop", slice(first, first + 100))],
+                                       asset_id=pump.asset_id)
+    left_out = [w for w in whole.warnings if "windows left out" in w]
+    assert whole.error is None and whole.withheld == [] and whole.label == "normal", whole.warnings
+    assert left_out, whole.warnings
+    k, of = (int(w) for w in left_out[0].split(" 10 s")[0].split(" of "))
+    assert 1 <= k <= 3 and whole.windows == of - k
+    assert stop.error is None and stop.label == "normal" and "normal" not in stop.withheld
+    assert set(stop.withheld) == set(stop.probabilities) - {"normal"}
+    assert any("did not run throughout" in w for w in stop.warnings)

@@ -35,7 +35,7 @@ def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type:
              value: np.ndarray | None = None, stats: dict[str, float] | None = None
              ) -> ThermalFeatures | PlcFeatures | AudioFeatures:
     """A features message of ``modality`` whose model input (``vector``) is random (or ``value``);
-    ``stats``: the message's statistics (thermal, audio)."""
+    ``stats``: the message's statistics."""
     from pipeline.features import FEATURES_VERSION
 
     rng = np.random.default_rng(seed)
@@ -48,7 +48,7 @@ def features(modality: str, asset_id: str, t_ms: int, seed: int = 0, asset_type:
     if modality == "audio":
         return AudioFeatures(stats=dict(stats or {}), logmel=np.zeros((64, 101), np.float32), **common)
     return PlcFeatures(window_start_ms=t_ms - 1000, window_end_ms=t_ms, feature_names=[f"f{i}" for i in range(37)],
-                       values=np.zeros(37, np.float32), n_samples=10, **common)
+                       values=np.zeros(37, np.float32), n_samples=10, stats=dict(stats or {}), **common)
 
 
 def prediction(modality: str, asset_id: str, t_ms: int, label: str, p: float = 0.9,

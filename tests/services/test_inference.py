@@ -74,6 +74,26 @@ def test_audio_withholds_imbalance_without_its_machines_healthy_sound_and_bearin
         assert sorted(p.withheld) == sorted(expected), (ids[eid], p.withheld)
 
 
+def test_plc_withholds_every_fault_on_a_window_in_which_the_machine_stood_still(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "plc")
+    cases = [{"not_running": 1.0}, {"not_running": 0.0}, {}]  # a stop in the window; running; no run-state tag
+    ids = {}
+    with running(worker):
+        for i, stats in enumerate(cases):
+            x = np.random.default_rng(i).normal(size=len(PLC_VECTOR_NAMES)).astype(np.float32)
+            x[[k for k, n in enumerate(PLC_VECTOR_NAMES) if n.startswith("missing.")]] = 0.0  # every tag there
+            ids[write(redis_client, stream_names.features("plc", "PMP-01"),
+                      features("plc", "PMP-01", 1000 + i, value=x, stats=stats))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == len(cases), 30, "3 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "plc")}
+    faults = sorted(c for c in preds[0].classes if c != "normal")
+    assert sorted(preds[0].withheld) == faults and len(faults) >= 3
+    assert preds[1].withheld == preds[2].withheld == []
+
+
 def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_client: redis.Redis,
                                                                        stream_names: StreamNames) -> None:
     worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
