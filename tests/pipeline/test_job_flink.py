@@ -156,9 +156,12 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
             if i in (0, 15, len(frames) - 1):  # before, at and long after the baseline warms up
                 msg = thermal[(asset, e.event_time_ms)]
                 # the simulator's boxes sit on the machine: region fitting leaves them as given
-                fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", "baseline_reference")}
-                # ... and the frames span less than the learned reference's commissioning: the running baseline
-                assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, "baseline_reference": 0.0}
+                fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", "baseline_reference",
+                                                       "dead_pixels")}
+                # ... the frames span less than the learned reference's commissioning: the running baseline;
+                # and the simulator's camera has no dead pixels
+                assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, "baseline_reference": 0.0,
+                                     "dead_pixels": 0.0}
                 assert {k: v for k, v in msg.stats.items() if k not in fit_flags} == pytest.approx(stats, rel=1e-6, abs=1e-9)
                 np.testing.assert_array_equal(msg.frame, normalized)
                 np.testing.assert_allclose(msg.vector, vector, rtol=1e-5, atol=1e-5)  # the models' input
