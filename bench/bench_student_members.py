@@ -52,7 +52,8 @@ def foreign_thermal(fleet: Path, report: Path, classes: tuple[str, ...]) -> tupl
     """The foreign fleet's thermal vectors (through the working tree's features) and their labels
     (indices into ``classes``, the model's)."""
     from models.inputs import input_array
-    from models.inspect.readers import load_assets, read_frame
+    from models.inspect.frame_files import read_frame
+    from models.inspect.readers import load_assets
     from pipeline.features.messages import thermal_message_any_unit
 
     records = json.loads(report.read_text())

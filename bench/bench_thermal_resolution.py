@@ -57,7 +57,8 @@ def main() -> None:
     import tifffile
 
     from models.inspect import Inspector
-    from models.inspect.readers import load_assets, read_frame
+    from models.inspect.frame_files import read_frame
+    from models.inspect.readers import load_assets
 
     t0 = time.time()
     report = json.loads(args.foreign.read_text())

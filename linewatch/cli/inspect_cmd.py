@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 def inspect(
     files: list[Path] = typer.Argument(..., exists=True,
-                                       help="Audio (WAV; also FLAC, Ogg, MP3), TIFF frames, PLC CSV / JSON-lines files "
+                                       help="Audio (WAV; also FLAC, Ogg, MP3), thermal frames (TIFF; 16-bit PNG, .npy, temperature-matrix CSV), PLC CSV / JSON-lines files "
                                        "(any mix), or folders of them (read recursively)."),
     assets: Path | None = typer.Option(None, "--assets", exists=True, dir_okay=False,
                                        help="assets.json describing the machines (schema: docs/simulator.md)."),
@@ -33,7 +33,7 @@ def inspect(
                                              "commissioning; repeatable): its clips are read against it, which is "
                                              "how audio tells an imbalance from a machine that is loud anyway."),
     healthy_thermal: list[Path] = typer.Option([], "--healthy-thermal", exists=True, dir_okay=False,
-                                               help="A thermal frame (TIFF) of the same machine when it was healthy, "
+                                               help="A thermal frame (TIFF, PNG, .npy or matrix CSV) of the same machine when it was healthy, "
                                                "at a similar load (e.g. its commissioning survey; repeatable, any "
                                                "camera position): its frames are read against it, which is how "
                                                "thermal tells a cooling failure from a machine that runs hot anyway."),

@@ -64,7 +64,8 @@ def _plc_window(path: Path, alarm_codes: list[str], asset: object) -> np.ndarray
 
 def load_directory(directory: Path, modality: str, classes: tuple[str, ...] | None = None) -> LabelledSamples:
     """Labelled model inputs of ``modality`` from a dataset directory (see module docstring)."""
-    from models.inspect.readers import InspectInputError, read_frame, read_wav
+    from models.inspect.frame_files import read_frame
+    from models.inspect.readers import InspectInputError, read_wav
     from pipeline.features.asset_profile import load_profiles
 
     modality = check_modality(modality)

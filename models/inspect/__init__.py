@@ -5,7 +5,8 @@ code and models as the live line, per file, and for several modalities of one ma
 fused verdict (:mod:`models.fusion`).
 """
 
-from models.inspect.readers import InspectInputError, read_frame, read_plc, read_wav
+from models.inspect.frame_files import read_frame
+from models.inspect.readers import InspectInputError, read_plc, read_wav
 from models.inspect.scoring import AssetVerdict, FileResult, Inspector
 
 __all__ = ["AssetVerdict", "FileResult", "InspectInputError", "Inspector", "read_frame", "read_plc", "read_wav"]

@@ -3,9 +3,7 @@
 * WAV: PCM 8/16/24/32-bit or float, mono or multi-channel (averaged), any sample rate and length
   (the feature code resamples to 16 kHz and reads up to eight 1 s segments); also mu-law, A-law,
   ADPCM and RF64 WAVs, and FLAC, Ogg (Vorbis, Opus) and MP3 files, through libsndfile;
-* TIFF: any size, any numeric dtype, uncompressed or compressed (Deflate, LZW, PackBits: tifffile
-  with imagecodecs), first page (a warning says how many more there were); the unit comes from
-  ``assets.json`` or the value range (``pipeline.features.thermal_regions.frame_to_celsius``);
+* thermal frames (TIFF, 16-bit PNG, ``.npy``, temperature-matrix CSV): :mod:`.frame_files`;
 * PLC: the historian long format (``timestamp,tag,value,quality,unit``, CSV or JSON lines) of
   ``docs/simulator.md``, or a *wide* CSV with a ``timestamp`` column and one column per tag
   (``motor_current_a`` or ``<ASSET>.motor_current_a``; the asset comes from ``--asset`` or the
@@ -123,30 +121,6 @@ def lossy_bitrate_kbps(path: Path) -> float | None:
     if info.subtype not in LOSSY_SUBTYPES or info.frames <= 0:
         return None
     return Path(path).stat().st_size * 8.0 / (info.frames / info.samplerate) / 1000.0
-
-
-def read_frame(path: Path, notes: list[str] | None = None) -> np.ndarray:
-    """The first page of a TIFF as a 2-D array (dtype kept; units are decided later). A file of
-    several pages (a camera's burst or sequence export) adds a line to ``notes``."""
-    import tifffile
-
-    try:
-        with tifffile.TiffFile(str(path)) as tif:
-            arr = tif.pages[0].asarray()
-            pages = len(tif.pages)
-    except Exception as exc:
-        raise InspectInputError(f"{path}: not a readable TIFF ({type(exc).__name__}: {exc})") from exc
-    if pages > 1 and notes is not None:
-        notes.append(f"the TIFF holds {pages} frames: the first was scored; to score each, save them as "
-                        "separate files")
-    arr = np.asarray(arr)
-    if arr.ndim == 3 and arr.shape[-1] in (3, 4):
-        raise InspectInputError(f"{path}: an RGB image ({arr.shape}) is a colour picture, not radiometric data; "
-                                "export the camera's temperature (radiometric) TIFF")
-    arr = np.squeeze(arr)
-    if arr.ndim != 2:
-        raise InspectInputError(f"{path}: expected a 2-D thermal frame, got shape {arr.shape}")
-    return arr
 
 
 TIME_COLUMNS = ("timestamp", "time", "ts", "datetime", "date time", "date/time", "time stamp", "t_stamp")

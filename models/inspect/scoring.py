@@ -25,7 +25,8 @@ import numpy as np
 
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
-from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_frame, read_plc, read_wav
+from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
+from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import REGION_NAMES, AssetProfile
@@ -36,7 +37,7 @@ from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
                                       ".oga": "audio", ".opus": "audio", ".mp3": "audio",
-                                      ".tif": "thermal", ".tiff": "thermal",
+                                      ".tif": "thermal", ".tiff": "thermal", ".png": "thermal", ".npy": "thermal",
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
 _LANDING_NAME = re.compile(r"^(?:plc-|alarms-)?(?P<asset>.+?)-(?P<stamp>\d{8}T\d{6}\d{0,3})$")
 FUSION_FILE = "fusion.json"
@@ -57,12 +58,19 @@ CAVITATION_NEEDS_A_PUMP: dict[str, list[str]] = {"pump": [], "*": ["cavitation"]
 
 
 def modality_of(path: Path) -> str:
+    """The modality of a file by its suffix; a ``.csv`` that holds a temperature matrix (camera
+    software's export, :func:`~models.inspect.frame_files.is_temperature_matrix`) is a thermal frame."""
     try:
-        return MODALITY_BY_SUFFIX[Path(path).suffix.lower()]
+        modality = MODALITY_BY_SUFFIX[Path(path).suffix.lower()]
     except KeyError:
         raise InspectInputError(f"{path}: unknown file type {Path(path).suffix!r}; inspect reads .wav (audio; also "
-                                ".flac, .ogg, .opus, .mp3), .tif/.tiff (thermal frames) and .csv/.jsonl (PLC "
-                                "historian exports)") from None
+                                ".flac, .ogg, .opus, .mp3), .tif/.tiff/.png/.npy and temperature-matrix .csv "
+                                "(thermal frames) and .csv/.jsonl (PLC historian exports)") from None
+    if Path(path).suffix.lower() == ".csv":
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            if is_temperature_matrix(f.read(SNIFF_BYTES)):
+                return "thermal"
+    return modality
 
 
 def expand_inputs(paths: list[Path], skip: Collection[Path] = ()) -> list[Path]:
@@ -430,7 +438,7 @@ class Inspector:
                                 asset_id=asset_id or self.asset_of(path))
             by_index[i] = result
             try:
-                modality = modality_of(path)
+                modality = result.modality = modality_of(path)
                 stats: dict[str, float] | None = None  # the features message's
                 if modality == "plc":
                     inputs, speed, stats = self._plc(path, asset_id, result, plc_levels)

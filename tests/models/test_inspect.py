@@ -818,3 +818,45 @@ def test_plc_windows_in_which_the_machine_stood_still_are_left_out(plant, tmp_pa
     assert stop.error is None and stop.label == "normal" and "normal" not in stop.withheld
     assert set(stop.withheld) == set(stop.probabilities) - {"normal"}
     assert any("did not run throughout" in w for w in stop.warnings)
+
+
+def test_frames_as_camera_software_exports_them_read_like_the_tiff(plant, tmp_path) -> None:
+    """The worn-bearing frame of the plant pump as a 16-bit PNG (centikelvin), a NumPy array (°C),
+    a temperature-matrix CSV as FLIR-style software writes it (metadata lines, °C, 0.01 °C steps)
+    and a European one (``;``, decimal commas, a °F header): the TIFF's class and probabilities. An
+    8-bit PNG (the palette picture) is refused with what to export; the PLC CSV of the same folder
+    is still read as PLC."""
+    import imagecodecs
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    tif = cases["bearing_wear"][1]
+    ck = tifffile.imread(tif)
+    celsius = ck.astype(np.float32) / 100.0 - 273.15
+    stem = tif.stem
+    png = tmp_path / f"{stem}.png"
+    png.write_bytes(imagecodecs.png_encode(ck))
+    npy = tmp_path / "npy" / f"{stem}.npy"
+    npy.parent.mkdir()
+    np.save(npy, celsius)
+    flir = tmp_path / "flir" / f"{stem}.csv"
+    flir.parent.mkdir()
+    flir.write_text("File:,IR_0042.jpg\nDate:,2026-11-29 14:00:00\nTemperature unit:,Celsius\n\n"
+                    + "\n".join(",".join(f"{v:.2f}" for v in row) for row in celsius) + "\n")
+    euro = tmp_path / "euro" / f"{stem}.csv"
+    euro.parent.mkdir()
+    euro.write_text("Bild;IR000123.BMT\nEinheit;°F\n"
+                    + "\n".join(";".join(f"{v * 9 / 5 + 32:.2f}".replace(".", ",") for v in row) for row in celsius)
+                    + "\n", encoding="utf-8")
+    eight_bit = tmp_path / "palette" / f"{stem}.png"
+    eight_bit.parent.mkdir()
+    eight_bit.write_bytes(imagecodecs.png_encode((ck // 256).astype(np.uint8)))
+    (ref,), _ = inspector.score([tif])
+    results, _ = inspector.score([png, npy, flir, euro, eight_bit, cases["bearing_wear"][2]])
+    for rec in results[:4]:
+        assert rec.error is None and rec.modality == "thermal", (rec.file, rec.error)
+        assert rec.label == ref.label == "bearing_wear" and rec.asset_id == ref.asset_id
+        assert rec.probabilities == pytest.approx(ref.probabilities, abs=0.01), rec.file
+    assert any("°F" in w and "converted" in w for w in results[3].warnings), results[3].warnings
+    assert results[4].error and "palette" in results[4].error and "16-bit" in results[4].error
+    assert results[5].modality == "plc" and results[5].error is None

@@ -8,8 +8,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
-
 from models.withheld_classes import withheld_classes
 from pipeline.asset_state import AssetState
 from pipeline.features.plc_running import NOT_RUNNING_STAT
