@@ -83,15 +83,19 @@ def bearing_orders_from_geometry(n: int, ball_d: float, pitch_d: float, contact_
             "bsf": pitch_d / (2.0 * ball_d) * (1.0 - r * r), "ftf": 0.5 * (1.0 - r)}
 
 
-_LEADING_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+_LEADING_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d,.]*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 
 def _number(value: Any) -> float | None:
     """A number, or the number a string starts with as users write it: ``"1480 rpm"``, ``"1,480"``
-    (a comma before exactly three digits groups thousands), ``"7,5 kW"`` (else a decimal comma).
+    (a comma before exactly three digits groups thousands), ``"7,5 kW"`` (else a decimal comma),
+    ``"1.480,5"`` (dots grouping thousands before a decimal comma, as German nameplates write it).
+    A lone ``"1.480"`` stays 1.48: the dot is a decimal point there as everywhere else.
 
     >>> [_number(v) for v in (1480, "1480 rpm", "1,480", "7,5 kW", "0.25 in/s", "n/a", True)]
     [1480.0, 1480.0, 1480.0, 7.5, 0.25, None, None]
+    >>> [_number(v) for v in ("1.480,5 U/min", "2.950,0", "1.480", "1.2.3,4")]
+    [1480.5, 2950.0, 1.48, None]
     """
     if value is None or isinstance(value, bool):
         return None
@@ -100,7 +104,9 @@ def _number(value: Any) -> float | None:
         if match is None:
             return None
         text = match.group(1)
-        if "," in text:
+        if re.fullmatch(r"[-+]?\d{1,3}(\.\d{3})+,\d*", text):  # 1.480,5: dots group thousands
+            text = text.replace(".", "").replace(",", ".")
+        elif "," in text:
             text = text.replace(",", "") if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?", text) else \
                 text.replace(",", ".", 1) if text.count(",") == 1 and "." not in text else ""
         value = text
