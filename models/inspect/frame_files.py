@@ -23,6 +23,9 @@ True
 ((24, 32), 22.0, [])
 >>> is_temperature_matrix("timestamp,motor_current_a\\n2026-11-29T14:00:00.000Z,12.5\\n")
 False
+>>> wide = "\\n".join(f"2026-11-29 14:00:{s:02d}," + ",".join(["12.5"] * 20) for s in range(30))
+>>> is_temperature_matrix(wide)  # a wide export of 20 tags without its header row
+False
 """
 
 from __future__ import annotations
@@ -155,6 +158,8 @@ def is_temperature_matrix(text: str) -> bool:
         above = [c for c in _cells(lines[first - 1], sep) if c != ""]
         if len(above) >= width - 1 and sum(_number(c, decimal_comma) is None for c in above) >= len(above) // 2:
             return False  # a header naming each column: a wide PLC export
+    if any(":" in r[0] for r in rows):
+        return False  # times of day down the first column: a wide PLC export without a header
     lead = [_number(r[0], decimal_comma) for r in rows]
     if all(v is not None for v in lead):
         times = np.asarray(lead, float)
