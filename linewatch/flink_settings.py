@@ -139,6 +139,13 @@ class FlinkSettings(BaseModel):
         description="A frame is read against the learnt frames whose motor current lies within this fraction of its "
         "own (the asset's newest accepted motor_current_a, at most thermal_reference_current_age_s from the frame).",
     )
+    plc_run_up_s: float = Field(
+        default=20.0, ge=0.0,
+        description="PLC windows that start within this many seconds after a window in which the run state shows "
+        "the machine standing still count as not running (its run-up): the PLC prediction withholds every fault "
+        "on them, as on the windows with the standstill. 20 s fits the simulator's machines (bench_plc_stops); "
+        "a large fan or a process that settles slowly may need more.",
+    )
     thermal_reference_current_age_s: float = Field(
         default=120.0, gt=0.0,
         description="How far (event time) the asset's newest motor current may lie from a frame and still say the "

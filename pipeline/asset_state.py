@@ -174,6 +174,7 @@ class AssetState:
     held_values: dict[str, Any] = field(default_factory=dict)  # parsed held lines (memory only; text is stored)
     regions_moved: bool = False  # its last thermal frame was read through registered / proposed boxes (memory only)
     dead_pixels: bool = False  # its last thermal frame had dead pixels, read from their neighbours (memory only)
+    plc_standstill_ms: int | None = None  # start of its newest PLC window with a standstill (memory only)
     region_check: RegionCheck | None = None  # when its thermal region boxes were last checked (memory only)
     motor_current: tuple[int, float] | None = None  # (event ms, A) of its newest accepted motor current (memory only)
 

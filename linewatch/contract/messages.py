@@ -144,7 +144,8 @@ class PlcFeatures(Message):
     # -- issue 10: additive, optional ----------------------------------------------------------------
     stats: dict[str, float] = Field(default_factory=dict, description=(
         "What the window says beside the model input: 'not_running' 1.0 when the machine stood still in "
-        "part of it (its run-state mean below 0.99; absent without a run-state tag)."))
+        "part of it (its run-state mean below 0.99) or started less than flink.plc_run_up_s before it; "
+        "absent without a run-state tag."))
 
 
 class ThermalFeatures(Message):

@@ -32,7 +32,7 @@ from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import REGION_NAMES, AssetProfile
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
-from pipeline.features.plc_running import NOT_RUNNING_STAT
+from pipeline.features.plc_running import NOT_RUNNING_STAT, follow_run
 from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
@@ -301,19 +301,22 @@ class Inspector:
         if levels is not None:
             profile = profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
         messages = [plc_features_message(w, profile.asset_type, str(path), asset=profile) for w in windows]
+        standstill = None
+        for w, m in zip(windows, messages, strict=True):  # windows in time order: the run-up after a standstill
+            standstill = follow_run(m.stats, w.start_ms, standstill)
         running = [k for k, m in enumerate(messages) if m.stats.get(NOT_RUNNING_STAT, 0.0) < 0.5]
         stats: dict[str, float] | None = None
         if not running:
             stats = {NOT_RUNNING_STAT: 1.0}
             result.warnings.append(
-                "the machine did not run throughout any 10 s window of this file (its run state shows it stopped "
-                "or starting): the PLC model judges a running machine, so it withholds every fault; export a "
-                "period when it ran")
+                "the machine did not run steadily in any 10 s window of this file (its run state shows it stopped, "
+                "or it had started less than 20 s before): the PLC model judges a running machine, so it "
+                "withholds every fault; export a period when it ran")
         elif len(running) < len(messages):
             result.warnings.append(
                 f"{len(messages) - len(running)} of {len(messages)} 10 s windows left out: the machine stood still "
-                "for a while in them (its run state; a stop or a start is not an operating point the PLC model "
-                "judges)")
+                "for a while in them or had started less than 20 s before (its run state; a stop or a run-up is "
+                "not an operating point the PLC model judges)")
             messages, windows = [messages[k] for k in running], [windows[k] for k in running]
         inputs = [input_array("plc", m) for m in messages]
         names = plc_feature_names()

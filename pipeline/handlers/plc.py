@@ -28,6 +28,7 @@ from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.messages import plc_features_message
 from pipeline.features.plc_baseline import BaselineRules, PlcBaseline
 from pipeline.features.plc_physics import vibration_scale
+from pipeline.features.plc_running import follow_run
 from pipeline.features.plc_window import PlcWindowBuffer
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.step import StepOutput
@@ -140,5 +141,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                     out.count("plc_vibration_baseline_above_fleet")
         msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
                                    asset=asset)
+        state.plc_standstill_ms = follow_run(msg.stats, window.start_ms, state.plc_standstill_ms,  # the run-up
+                                             round(1000 * ctx.spec.flink.plc_run_up_s))
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
         out.count("entries.plc")

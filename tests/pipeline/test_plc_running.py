@@ -38,27 +38,34 @@ def plc_csv(asset: str, start_ms: int, seconds: int, stopped: tuple[float, float
     return ("\n".join(rows) + "\n").encode()
 
 
-def test_a_window_with_a_stop_is_marked_and_withholds_every_plc_fault(tmp_path: Path) -> None:
-    (tmp_path / "assets.json").write_text(json.dumps({"assets": [
-        {"asset_id": a, "asset_type": "pump", "nominal_rpm": 1480, "rated_current_a": 25.0,
-         "tags": {tag: {"unit": unit} for tag, unit in UNITS.items()}} for a in ("PMP-S", "PMP-T")]}))
-    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused"))
-    writer = ManifestWriter(tmp_path, epoch=1)
+def test_windows_with_a_stop_and_the_run_up_after_it_are_marked_and_withhold_every_plc_fault(tmp_path: Path) -> None:
     t0 = (int(time.time()) - 3_600) * 1000
 
-    def windows(asset: str, stopped: tuple[float, float] | None) -> list[tuple[int, dict[str, float], tuple[str, ...]]]:
-        entry = writer.write_blob(f"plc/{asset}/0.csv", plc_csv(asset, t0, 60, stopped), asset, t0, end_ms=t0 + 60_000)
+    def windows(asset: str, stopped: tuple[float, float] | None, run_up_s: float = 20.0
+                ) -> list[tuple[int, dict[str, float], tuple[str, ...]]]:
+        """(window start s, stats, withheld classes) of a 90 s file, each case a fresh job and landing zone."""
+        landing = tmp_path / f"{asset}-{run_up_s}"
+        landing.mkdir()
+        (landing / "assets.json").write_text(json.dumps({"assets": [
+            {"asset_id": asset, "asset_type": "pump", "nominal_rpm": 1480, "rated_current_a": 25.0,
+             "tags": {tag: {"unit": unit} for tag, unit in UNITS.items()}}]}))
+        ingestor = AssetIngestor(job_spec(landing, "x", "redis://unused", plc_run_up_s=run_up_s))
+        writer = ManifestWriter(landing, epoch=1)
+        entry = writer.write_blob(f"plc/{asset}/0.csv", plc_csv(asset, t0, 90, stopped), asset, t0,
+                                  end_ms=t0 + 90_000)
         writer.publish([entry])
         out = ingestor.on_line(entry.to_json(), AssetState(), asset)
         msgs = [e.message for e in out.entries if hasattr(e.message, "vector")]
         assert msgs, out
-        return [((m.window_end_ms - t0) // 1000, m.stats, withheld_classes("plc", m.vector, m.stats)) for m in msgs]
+        return [((m.window_start_ms - t0) // 1000, m.stats, withheld_classes("plc", m.vector, m.stats)) for m in msgs]
 
-    stop = windows("PMP-S", (30.0, 36.0))  # a 6 s stop half-way through the minute
-    marked = [end for end, stats, _ in stop if stats[NOT_RUNNING_STAT] == 1.0]
-    assert marked and all(30 < end <= 46 for end in marked), marked  # exactly the windows holding a stop tick
-    assert all(stats[NOT_RUNNING_STAT] == 0.0 for end, stats, _ in stop if end <= 30 or end > 46)
+    stop = windows("PMP-S", (30.0, 36.0))  # a 6 s stop: windows starting 21-35 s hold it, 36-55 s run up
+    marked = sorted(start for start, stats, _ in stop if stats[NOT_RUNNING_STAT] == 1.0)
+    assert marked == list(range(21, 56)), marked
+    assert max(start for start, _, _ in stop) > 60  # and later windows are read again
     assert all({"imbalance", "cooling_failure", "cavitation"} <= set(w) for _, s, w in stop if s[NOT_RUNNING_STAT])
     assert all(w == () for _, s, w in stop if not s[NOT_RUNNING_STAT])  # every tag there: nothing withheld
+    no_run_up = windows("PMP-S", (30.0, 36.0), run_up_s=0.0)  # flink.plc_run_up_s 0: the standstill alone
+    assert sorted(start for start, stats, _ in no_run_up if stats[NOT_RUNNING_STAT] == 1.0) == list(range(21, 36))
     untagged = windows("PMP-T", (-1, -1))  # a historian without a run-state tag: read as before
     assert untagged and all(stats == {} for _, stats, _ in untagged)
