@@ -21,6 +21,10 @@ The unit of a TIFF, PNG or array comes from ``assets.json`` ``frame`` or the val
 True
 >>> m, notes = temperature_matrix(text); m.shape, float(m[1, 10]), notes
 ((24, 32), 22.0, [])
+>>> numbered = ",".join(map(str, range(33))) + "\\n" + "\\n".join(
+...     f"{r + 1}," + ",".join(f"{20 + c / 10:.1f}" for c in range(32)) for r in range(24))
+>>> temperature_matrix(numbered)[0].shape  # row and column numbers dropped
+(24, 32)
 >>> is_temperature_matrix("timestamp,motor_current_a\\n2026-11-29T14:00:00.000Z,12.5\\n")
 False
 >>> wide = "\\n".join(f"2026-11-29 14:00:{s:02d}," + ",".join(["12.5"] * 20) for s in range(30))
@@ -144,6 +148,11 @@ def _matrix_block(lines: list[str]) -> tuple[int, int, str, bool] | None:
     return None if best is None else (best[0], best[1], sep, decimal_comma)
 
 
+def _is_index(values: np.ndarray) -> bool:
+    """Whether ``values`` count 0, 1, 2 ... or 1, 2, 3 ... (row or column numbers, not temperatures)."""
+    return bool(values[0] in (0.0, 1.0) and np.array_equal(values, values[0] + np.arange(len(values))))
+
+
 def is_temperature_matrix(text: str) -> bool:
     """Whether a CSV holds a thermal frame (a block of at least 16 × 16 numbers whose first column
     is no running time and which no header row of names tops) rather than a PLC export."""
@@ -182,7 +191,11 @@ def temperature_matrix(text: str) -> tuple[np.ndarray, list[str]]:
         values = [_number(c, decimal_comma) for c in _cells(line, sep) if c != ""]
         rows.append([v for v in values if v is not None])
     width = min(len(r) for r in rows)
-    matrix = np.asarray([r[-width:] for r in rows], np.float32)  # a leading row label is dropped
+    matrix = np.asarray([r[-width:] for r in rows], np.float64)  # a leading row label is dropped
+    if _is_index(matrix[0]):  # a header row of column numbers (0 or 1, 2, 3 ...)
+        matrix = matrix[1:]
+    if _is_index(matrix[:, 0]):  # a column of row numbers
+        matrix = matrix[:, 1:]
     header = " ".join(lines[:first]).lower()
     notes: list[str] = []
     if "°f" in header or "fahrenheit" in header or "degf" in header:

@@ -4,8 +4,8 @@ The PLC model learnt machines that run: every window of its training data is a m
 operating point. A window in which the machine stops or starts (its ``run_state`` mean below
 :data:`RUNNING_THROUGHOUT`) holds a run-down or a run-up: the current falls to zero, the speed
 and the pressure collapse, the winding cools. Read as a running machine, such windows of healthy
-machines are called faulty at 6.9 % (cooling failure; running windows of the same machines 0.04 %;
-docs/models.md, "PLC: windows with a stop"). Condition monitoring judges a machine in steady
+machines are called faulty at 5.2-8.6 % (cooling failure, mostly; running windows of the same
+machines 0.07-0.16 %; ``bench/bench_plc_stops.py``, docs/models.md "PLC: windows with a stop"). Condition monitoring judges a machine in steady
 running, so the features message of such a window carries ``stats[NOT_RUNNING_STAT] = 1`` and the
 PLC prediction withholds every fault (:mod:`models.withheld_classes`). So do the windows that start
 within :data:`RUN_UP_MS` after a standstill (:func:`follow_run`: the run-up, where the process has
