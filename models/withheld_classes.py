@@ -22,8 +22,9 @@ region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine n
 read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
 check and copy into ``assets.json``. The PLC model withholds every fault on a window in which the
-machine stood still for a while (``stats["not_running"]``, from the run-state tag: a stop or a start
-is a run-down or run-up, not an operating point it learnt; :mod:`pipeline.features.plc_running`).
+machine stood still for a while or had started less than 20 s before (``stats["not_running"]``, from
+the run-state tag: a run-down or run-up is not an operating point it learnt;
+:mod:`pipeline.features.plc_running`).
 A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
@@ -83,8 +84,8 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 #: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
 #: wear) or recorded below 16 kHz (no band where bearings and cavitation ring), a thermal frame read
-#: through proposed region boxes, a PLC window in which the machine stood still
-#: (``pipeline.features.messages``).
+#: through proposed region boxes, a PLC window in which the machine stood still or ran up
+#: (``pipeline.features.messages``, ``pipeline.handlers.plc``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
     "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation")},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
