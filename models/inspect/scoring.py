@@ -29,10 +29,10 @@ from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
-from pipeline.features.asset_profile import REGION_NAMES, AssetProfile
+from pipeline.features.asset_profile import AssetProfile, unknown_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
-from pipeline.features.plc_running import NOT_RUNNING_STAT, follow_run
+from pipeline.features.plc_running import NOT_RUNNING_STAT, RUN_UP_MS, follow_run
 from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
@@ -283,9 +283,9 @@ class Inspector:
              healthy: dict[str, PlcHealthyLevels] | None = None
              ) -> tuple[list[np.ndarray], float | None, dict[str, float] | None]:
         """The model inputs of a PLC file's windows, its measured shaft speed (Hz) and the stats its
-        withheld classes are read from. Windows in which the machine stood still for a while are left
-        out when others remain; a file with no other window withholds every fault
-        (:mod:`pipeline.features.plc_running`)."""
+        withheld classes are read from. Windows in which the machine stood still for a while or ran up
+        (:func:`~pipeline.features.plc_running.follow_run`) are left out when others remain; a file
+        with no other window withholds every fault."""
         from pipeline.features.messages import plc_features_message
         from pipeline.features.plc_physics import (
             FLEET_NORMAL_VIBRATION_MM_S,
@@ -310,13 +310,13 @@ class Inspector:
             stats = {NOT_RUNNING_STAT: 1.0}
             result.warnings.append(
                 "the machine did not run steadily in any 10 s window of this file (its run state shows it stopped, "
-                "or it had started less than 20 s before): the PLC model judges a running machine, so it "
-                "withholds every fault; export a period when it ran")
+                f"or it had started less than {RUN_UP_MS // 1000} s before): the PLC model judges a running "
+                "machine, so it withholds every fault; export a period when it ran")
         elif len(running) < len(messages):
             result.warnings.append(
                 f"{len(messages) - len(running)} of {len(messages)} 10 s windows left out: the machine stood still "
-                "for a while in them or had started less than 20 s before (its run state; a stop or a run-up is "
-                "not an operating point the PLC model judges)")
+                f"for a while in them or had started less than {RUN_UP_MS // 1000} s before (its run state; a stop "
+                "or a run-up is not an operating point the PLC model judges)")
             messages, windows = [messages[k] for k in running], [windows[k] for k in running]
         inputs = [input_array("plc", m) for m in messages]
         names = plc_feature_names()
@@ -501,11 +501,7 @@ class Inspector:
                                 "levels change with speed; give a healthy recording at this speed too)")
                     else:
                         if profile.unknown_regions:
-                            result.warnings.append(
-                                f"regions {', '.join(profile.unknown_regions)} of assets.json are no part the thermal "
-                                f"model reads (it reads {', '.join(REGION_NAMES)}; other names for them are "
-                                "accepted, e.g. motor, drive_end_bearing, junction_box): they only mask the "
-                                "background; rename them if they are one of those parts")
+                            result.warnings.append(unknown_regions_note(profile.unknown_regions))
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path, result.warnings),
                                                        profile, source=str(path), warnings=result.warnings,
                                                        references=references.get(aid, ()))

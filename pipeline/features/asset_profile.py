@@ -235,6 +235,17 @@ def region_name(name: str) -> str | None:
     return key if key in REGION_NAMES else REGION_ALIASES.get(key)
 
 
+def unknown_regions_note(names: tuple[str, ...]) -> str:
+    """What to tell a user whose ``regions`` hold names that are no part the thermal vector reads.
+
+    >>> unknown_regions_note(("lamp",))[:40]
+    'regions lamp of assets.json are no part '
+    """
+    return (f"regions {', '.join(names)} of assets.json are no part the thermal model reads (it reads "
+            f"{', '.join(REGION_NAMES)}; other names for them are accepted, e.g. motor, drive_end_bearing, "
+            "junction_box): they only mask the background; rename them if they are one of those parts")
+
+
 def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, float, float]], tuple[str, ...], bool]:
     """``(boxes, unknown names, relative)`` of an entry's ``regions``: each box under its
     :func:`region_name` (a part the thermal vector does not read keeps its own name: it still

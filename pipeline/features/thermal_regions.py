@@ -371,8 +371,8 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
     p99 = float(np.percentile(flat, 99.0))
     hot = around > ambient + HOT_DELTA_K
     inside = np.zeros(around.shape, bool)
-    for x0, y0, x1, y1 in local.values():
-        inside[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
+    for x0, y0, x1, y1 in local.values():  # inside the ROI by construction: no negative coordinates
+        inside[y0:y1, x0:x1] = True
     glob = [ambient / 40.0, float(flat.max()) - ambient, p99 - ambient, float(hot.mean()),
             float((hot & ~inside).mean()), float(bool(boxes)), float(oriented)]
     base = [0.0] * len(BASELINE)

@@ -35,7 +35,7 @@ from linewatch.contract import DeadLetterReason
 from pipeline.decoders.alarms import AlarmEvent
 from pipeline.decoders.plc import TagSample
 from pipeline.decoders.thermal import FRAME_SHAPE
-from pipeline.features.asset_profile import REGION_NAMES, asset_entries
+from pipeline.features.asset_profile import asset_entries, unknown_regions_note
 from pipeline.features.audio_features import AssetAcoustics
 from pipeline.features.thermal_regions import scaled_regions
 from pipeline.validation.errors import InvalidRecord
@@ -94,8 +94,7 @@ class AssetInfo:
             tags[name] = TagRange(canonical_unit(str(spec.get("unit", ""))),
                                   -math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
         if profile.unknown_regions:
-            log.warning("asset %s: regions %s are no part the thermal model reads (%s); they only mask the "
-                        "background", asset_id, ", ".join(profile.unknown_regions), ", ".join(REGION_NAMES))
+            log.warning("asset %s: %s", asset_id, unknown_regions_note(profile.unknown_regions))
         return cls(asset_id, profile.asset_type, tags, scaled_regions(profile, FRAME_SHAPE), acoustics,
                    profile.nominal_shaft_hz)
 
