@@ -83,8 +83,7 @@ def repair_frame(frame: npt.NDArray[Any], limits: FrameLimits = FrameLimits()) -
     n = int(np.count_nonzero(dead))
     if n == 0:
         return frame, 0
-    filled = fill_pixels(frame, dead)
-    return np.clip(np.rint(filled), limits.min_ck, limits.max_ck).astype(frame.dtype), n
+    return np.rint(fill_pixels(frame, dead)).astype(frame.dtype), n  # valid pixels' medians: in range
 
 
 def check_clip(samples: npt.NDArray[Any], sample_rate: int, raw_ref: str, limits: ClipLimits = ClipLimits(), *,
