@@ -19,7 +19,10 @@ is featurised under five cases:
   on the frame as it is) and ``frame.width``/``height`` swapped;
 * ``g_neighbour``: another machine of the fleet (another sample's frame, in whatever state that
   sample is, scaled to the same height) stands beside it in the frame, left or right (one draw per
-  machine): a fixed camera that sees two machines; the boxes stay on this machine.
+  machine): a fixed camera that sees two machines; the boxes stay on this machine;
+* ``h_inset``: every box drawn inside its part, each side 0-12 % of the box's size in from the
+  part's outline (one draw per box and machine), as thermographers draw a region of interest so
+  that it holds none of the background.
 
 Every case is featurised with region fitting off (``fit=False``: the boxes exactly as given) and
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
@@ -45,7 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated", "g_neighbour")
+CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated", "g_neighbour",
+         "h_inset")
 THERMAL_CLASSES = ("bearing_wear", "electrical_overheating", "cooling_failure")
 ZOOMS = (0.5, 0.75, 1.5, 2.0)
 
@@ -59,6 +63,15 @@ def _perturb_boxes(regions: dict, rng: np.random.Generator) -> dict:
         w, h = x1 - x0, y1 - y0
         cx, cy = (x0 + x1) / 2 + fx * w, (y0 + y1) / 2 + fy * h
         out[name] = (cx - s * w / 2, cy - s * h / 2, cx + s * w / 2, cy + s * h / 2)
+    return out
+
+
+def _inset_boxes(regions: dict, rng: np.random.Generator) -> dict:
+    out = {}
+    for name, (x0, y0, x1, y1) in regions.items():
+        w, h = x1 - x0, y1 - y0
+        a, b, c, d = rng.uniform(0.0, 0.12, 4)
+        out[name] = (x0 + a * w, y0 + c * h, x1 - b * w, y1 - d * h)
     return out
 
 
@@ -129,6 +142,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
         dx = int(round(float(m.uniform(0.05, 0.15)) * frame.shape[1] * float(m.choice([-1.0, 1.0]))))
         turn = int(m.choice([1, 3]))
         left = bool(m.random() < 0.5)
+        inset = _inset_boxes(dict(profile.regions), make_rng(seed, "thermal-layouts-inset", spec.asset_id))
         other = specs[(i + len(specs) // 2) % len(specs)]
         if other.asset_id == spec.asset_id:
             other = specs[(i + len(specs) // 2 + 1) % len(specs)]
@@ -154,6 +168,8 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 p = replace(profile, regions={n: _rotate_box(bx, dh, dw, turn) for n, bx in profile.regions.items()},
                             frame=replace(profile.frame, width=profile.frame.height, height=profile.frame.width))
                 truth = {n: _rotate_box(bx, frame.shape[0], frame.shape[1], turn) for n, bx in truth_declared.items()}
+            elif case == "h_inset":
+                p = replace(profile, regions=inset)
             elif case == "g_neighbour":
                 beside = renderer.render(other, ("thermal",)).frame
                 beside = _zoom(beside, frame.shape[0] / beside.shape[0])[: frame.shape[0]]

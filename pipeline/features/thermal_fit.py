@@ -20,7 +20,10 @@ machine as the camera sees it; this module does the same, on the frame itself:
   at once (FFT); then each box alone is refined the same way within
   :data:`REFINE_MAX_SHIFT` of its own size. A move is kept only when the outline's mean edge
   strength improves by :data:`ACCEPT_GAIN` (relative) *and* :data:`ACCEPT_ABS` (absolute) over
-  the boxes as given, so boxes that already sit on the machine stay exactly as they are.
+  the boxes as given, so boxes that already sit on the machine stay exactly as they are. Boxes as
+  given are scored at their best growth about their own centres (:data:`GIVEN_GROWTH`): a region
+  of interest drawn inside its part, as thermographers draw them to keep the background out, sits
+  on the machine too.
 * **proposal** (no boxes): the typical side view of a motor-driven machine (:data:`CANONICAL_LAYOUT`:
   fan-end bearing, motor body with the terminal box on top, drive-end bearing, coupling, driven
   machine; the layout ``docs/simulator.md`` describes) is fitted over a wide range of scales and
@@ -77,6 +80,14 @@ PRECHECK_MIN_SIDE = 100
 MIN_EDGE_CONTRAST_K = 1.5
 PROPOSE_ORIENTATION_MARGIN = 0.03
 PROPOSE_MIN_IOU = 0.2
+#: Each given box grown about its own centre by these factors before its outline is scored: a box
+#: drawn inside its part (a thermographer's region of interest keeps the background out) counts
+#: as sitting on the part. With a thermal image's blurred outlines that covers boxes drawn 0-12 %
+#: of their size in from each side (``bench/bench_thermal_layouts.py`` case ``h_inset``); more
+#: growth also left boxes drawn off their parts unregistered (case ``c_perturbed``).
+GIVEN_GROWTH = (1.0, 1.04, 1.08)
+#: The same growths (alike across and along) for the group search's candidates.
+GROUP_GROWTH = (1.0, 1.08)
 
 
 @dataclass(frozen=True)
@@ -87,7 +98,7 @@ class RegionFit:
     machine), ``proposed`` (none given; fitted from :data:`CANONICAL_LAYOUT`), ``none`` (none
     given and nothing to fit: a frame without a machine in it), ``off`` (fitting switched off).
     ``shift_px`` / ``scale``: the group move (registered) or placement (proposed); ``score`` /
-    ``given_score``: mean edge strength (0..1) along the outlines after / before.
+    ``given_score``: mean edge strength (0..1) along the outlines after / before (:func:`drawn_score`).
     """
 
     boxes: dict[str, Box]
@@ -245,22 +256,49 @@ def _accept(new: float, old: float, gain: float = ACCEPT_GAIN, absolute: float =
     return new >= old * (1.0 + gain) and new - old >= absolute
 
 
+def _grown(box: tuple[float, float, float, float], fx: float, fy: float) -> tuple[float, float, float, float]:
+    cx, cy, hw, hh = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, fx * (box[2] - box[0]) / 2, fy * (box[3] - box[1]) / 2
+    return (cx - hw, cy - hh, cx + hw, cy + hh)
+
+
+def drawn_score(edges: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float:
+    """Outline edge strength of boxes as drawn: the best over :data:`GIVEN_GROWTH` across and along
+    (every box grown alike about its own centre), so that boxes drawn just inside their parts score
+    as their parts' outlines do.
+
+    >>> edges = np.zeros((40, 60), np.float32)
+    >>> edges[10, 10:50] = edges[30, 10:50] = edges[10:31, 10] = edges[10:31, 49] = 1.0   # a part's outline
+    >>> round(_score(edges, [(10, 10, 50, 31)]), 2)                  # a box on the outline
+    0.49
+    >>> inside = [(11, 11, 48, 29)]                                  # the region drawn inside it
+    >>> round(_score(edges, inside), 2), round(drawn_score(edges, inside), 2)
+    (0.25, 0.5)
+    """
+    return max(_score(edges, [_grown(b, fx, fy) for b in boxes]) for fx in GIVEN_GROWTH for fy in GIVEN_GROWTH)
+
+
 def _group_search(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]],
-                  scales: tuple[float, ...]) -> tuple[float, tuple[float, float, float, float]]:
-    """(score of the boxes as given, (best score, scale, dx, dy)) of the rigid group search."""
+                  scales: tuple[float, ...]) -> tuple[float, tuple[float, float, float, float, float]]:
+    """(score of the boxes as given, (best score, scale, dx, dy, growth)) of the rigid group search.
+
+    The candidates' outlines are those of the boxes grown alike about their own centres
+    (:data:`GROUP_GROWTH`), as :func:`drawn_score` reads the boxes as given: a set drawn inside
+    its parts is compared with itself moved, not with boxes of another size."""
     given = list(boxes.values())
-    given_score = _score(edges, given)
+    given_score = drawn_score(edges, given)
     gx0, gy0 = min(b[0] for b in given), min(b[1] for b in given)
     gx1, gy1 = max(b[2] for b in given), max(b[3] for b in given)
     cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
-    best = (given_score, 1.0, 0.0, 0.0)
+    best = (given_score, 1.0, 0.0, 0.0, 1.0)
     spectra: dict = {}
-    for s in scales:
-        cand = list(_transform(boxes, s, cx, cy, 0.0, 0.0).values())
-        sc, dx, dy = _best_shift(edges, cand, REGISTER_MAX_SHIFT * (gx1 - gx0), REGISTER_MAX_SHIFT * (gy1 - gy0),
-                                 spectra)
-        if sc > best[0] + 1e-6:
-            best = (sc, s, dx, dy)
+    for g in GROUP_GROWTH:
+        grown = {n: _grown(b, g, g) for n, b in boxes.items()}
+        for s in scales:
+            cand = list(_transform(grown, s, cx, cy, 0.0, 0.0).values())
+            sc, dx, dy = _best_shift(edges, cand, REGISTER_MAX_SHIFT * (gx1 - gx0), REGISTER_MAX_SHIFT * (gy1 - gy0),
+                                     spectra)
+            if sc > best[0] + 1e-6:
+                best = (sc, s, dx, dy, g)
     return given_score, best
 
 
@@ -282,15 +320,16 @@ def register_boxes(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, fl
                    ) -> tuple[dict[str, tuple[float, float, float, float]], float, float, tuple[float, float], float,
                               tuple[str, ...]]:
     """Group then per-box registration on ``edges`` (work pixels): (boxes, score, given score,
-    group shift, group scale, names of the boxes that moved)."""
+    group shift, group scale, names of the boxes that moved). Boxes that the group search put on
+    the outlines grown (drawn inside their parts) come back at that size, on the parts' outlines."""
     names = list(boxes)
-    given_score, (group_score, s, dx, dy) = _group_search(edges, boxes, REGISTER_SCALES)
+    given_score, (group_score, s, dx, dy, g) = _group_search(edges, boxes, REGISTER_SCALES)
     given = [boxes[n] for n in names]
     cx = (min(b[0] for b in given) + max(b[2] for b in given)) / 2
     cy = (min(b[1] for b in given) + max(b[3] for b in given)) / 2
     if not _accept(group_score, given_score):
         return dict(boxes), given_score, given_score, (0.0, 0.0), 1.0, ()
-    current = _transform(boxes, s, cx, cy, dx, dy)
+    current = _transform({n: _grown(b, g, g) for n, b in boxes.items()}, s, cx, cy, dx, dy)
     if refine:
         refine_boxes(edges, current, boxes)
     final = _score(edges, [current[n] for n in names])
@@ -448,7 +487,7 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
         if _box_mean(full, current) < _box_mean(full, rigid) * (1.0 + REFINE_SET_GAIN):
             current = rigid  # the group move explains the frame (a camera that moved): keep the drawn layout
         out = _to_frame(current, 1, frame_c.shape)
-        before_full = _score(full, [tuple(float(v) for v in b) for b in given.values()])
+        before_full = drawn_score(full, [tuple(float(v) for v in b) for b in given.values()])
         return RegionFit(out, "registered", shift, scale, _score(full, list(current.values())), before_full, moved)
     proposed, score, shift, scale = propose_boxes(edges, work, asset_type, fan_side)
     if score < PROPOSE_MIN_IOU:
