@@ -4,7 +4,7 @@
 
 A fresh fleet is drawn with a seed no training run used (``models.data.domain_data``, the same
 renderer and feature code as serving, as ``bench/bench_generalisation.py``); each thermal frame
-is featurised under five cases:
+is featurised under these cases:
 
 * ``a_given``: the regions as ``assets.json`` gives them;
 * ``b_no_regions``: ``regions`` removed from the machine's entry;

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from scipy import ndimage
 
 from pipeline.features.asset_profile import AssetProfile, load_profiles
 from pipeline.features.messages import thermal_message_any_unit
@@ -83,8 +84,6 @@ def test_boxes_drawn_inside_stay_beside_a_hotter_driven_machine_and_a_hot_pipe()
     frame[20:28, :] = 90.0
     for name, (x0, y0, x1, y1) in parts.items():
         frame[y0:y1, x0:x1] = temps[name]
-    from scipy import ndimage
-
     frame = (ndimage.gaussian_filter(frame, 1.0) + np.random.default_rng(0).normal(0, 0.05, frame.shape)).astype(np.float32)
     inside = {n: tuple(int(round(v)) for v in b) for n, b in _inside(parts, 0.08).items()}
     fit = fit_regions(frame, inside, "compressor")
