@@ -22,9 +22,9 @@ region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine n
 read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
 check and copy into ``assets.json``. The PLC model withholds every fault on a window in which the
-machine stood still for a while or had started less than 20 s before (``stats["not_running"]``, from
-the run-state tag: a run-down or run-up is not an operating point it learnt;
-:mod:`pipeline.features.plc_running`).
+machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
+(``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
+it learnt; :mod:`pipeline.features.plc_running`).
 A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
