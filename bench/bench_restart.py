@@ -57,7 +57,9 @@ LABELS = ("cli", "imports", "jvm", "graph", "submit", "running", "worker", "firs
 
 def frame(value: int) -> bytes:
     buf = io.BytesIO()
-    tifffile.imwrite(buf, np.full((120, 160), 29315 + value % 500, np.uint16))
+    frame = np.full((120, 160), 29315 + value % 500, np.uint16)
+    frame[50:80, 60:110] += 1_500  # a machine 15 K over its hall: a frame of one value is refused (no_signal)
+    tifffile.imwrite(buf, frame)
     return buf.getvalue()
 
 

@@ -108,12 +108,16 @@ class DeadLetterReason(StrEnum):
     PROCESSING_ERROR = "processing_error"  # an unexpected exception while handling valid-looking input
     MAX_DELIVERIES = "max_deliveries"  # a stream entry kept failing; given up after N deliveries (services)
     TRIMMED = "trimmed"  # retention removed a stream entry before its consumer group processed it (services)
+    NO_SIGNAL = "no_signal"  # the sensor recorded nothing: a frame without contrast (covered lens), a silent clip
 
 
 class DeadLetter(Message):
     """One rejected input: where it came from, why, and where the raw data is."""
 
     SCHEMA: ClassVar[str] = "deadletter"
+    #: 2: the reason ``no_signal`` (version-1 entries read unchanged: the same fields)
+    VERSION: ClassVar[int] = 2
+    SUPPORTED_VERSIONS: ClassVar[frozenset[int]] = frozenset({1, 2})
     source: str = Field(description="Stage and input, e.g. 'pipeline.plc' or 'services.inference'.")
     reason: DeadLetterReason
     detail: str = Field(description="Human-readable explanation that says what is wrong.")

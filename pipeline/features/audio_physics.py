@@ -70,6 +70,9 @@ BAND_LIMITED_STAT = "band_limited"
 SEGMENT = SAMPLE_RATE
 MAX_SEGMENTS = 8
 MIN_SECONDS = 0.25
+#: A clip (or 1 s segment) whose RMS above 20 Hz is below this share of full scale is silent: a
+#: dead microphone, a cut cable, a recorder that wrote zeros. It holds nothing to score.
+SILENT_RMS = 1e-7
 TONE_PAD = 4  # zero-padding factor of the tone spectrum (0.25 Hz grid)
 TONE_MAX_HZ = 2_000.0
 TONE_FLOOR_HZ = 30.0  # width of the running-median floor of the tone spectrum
@@ -144,6 +147,32 @@ def resample_to_16k(samples: np.ndarray, sample_rate: int) -> np.ndarray:
         raise AudioInputError(f"sample rate must be positive, got {sample_rate}")
     ratio = Fraction(SAMPLE_RATE, int(sample_rate)).limit_denominator(1000)
     return resample_poly(x, ratio.numerator, ratio.denominator).astype(np.float32)
+
+
+def rms_above_20hz(x: np.ndarray, sample_rate: int = SAMPLE_RATE) -> float:
+    """RMS (share of full scale) of a mono clip above 20 Hz: its DC and drift left out.
+
+    >>> t = np.arange(16_000) / 16_000
+    >>> round(rms_above_20hz(0.5 + 0.1 * np.sin(2 * np.pi * 100 * t)), 4), rms_above_20hz(np.full(16_000, 0.5)) < SILENT_RMS
+    (0.0707, True)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[0]
+    if n == 0:
+        return 0.0
+    power = np.abs(scipy.fft.rfft(x - float(np.mean(x)))) ** 2
+    above = np.fft.rfftfreq(n, 1.0 / sample_rate) >= 20.0
+    return float(np.sqrt(2.0 * power[above].sum()) / n)
+
+
+def audible(parts: list[np.ndarray]) -> list[np.ndarray]:
+    """The 16 kHz segments that are not silent (a recording with a dropout keeps its other seconds);
+    :class:`AudioInputError` when every one is."""
+    kept = [seg for seg in parts if rms_above_20hz(seg) >= SILENT_RMS]
+    if not kept:
+        raise AudioInputError(f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): "
+                              "check the microphone, its cable, power and gain")
+    return kept
 
 
 def segments(x: np.ndarray) -> list[np.ndarray]:
@@ -486,8 +515,9 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     spectrum = scipy.fft.rfft(x)
     power = np.abs(spectrum) ** 2
     rms = float(np.sqrt(2.0 * power[bins.above_20hz].sum()) / n)
-    if rms < 1e-7:
-        raise AudioInputError("the clip is silent (RMS above 20 Hz < 1e-7 of full scale)")
+    if rms < SILENT_RMS:
+        raise AudioInputError(f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): "
+                              "check the microphone, its cable, power and gain")
     x = x / rms
     spectrum = spectrum / rms
     power = power / rms**2
@@ -576,7 +606,7 @@ def median_over_segments(samples: np.ndarray, sample_rate: int, profile: AssetPr
     x = resample_to_16k(samples, sample_rate)
     if not np.all(np.isfinite(x)):
         raise AudioInputError("the clip holds NaN or infinite samples")
-    parts = [per_segment(seg, profile, shaft_hz) for seg in segments(x)]
+    parts = [per_segment(seg, profile, shaft_hz) for seg in audible(segments(x))]
     return np.median(np.stack(parts), axis=0) if len(parts) > 1 else parts[0]
 
 
@@ -615,7 +645,7 @@ def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, a
     if not np.all(np.isfinite(x)):
         raise AudioInputError("the clip holds NaN or infinite samples")
     profile = as_profile(asset)
-    parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in segments(x)])
+    parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in audible(segments(x))])
     return parts if raw else np.stack([finish_audio_vector(v, baseline_db) for v in parts])
 
 

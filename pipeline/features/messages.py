@@ -8,10 +8,12 @@ Each message carries ``vector``, the physics-normalised model input of its modal
 :class:`~pipeline.features.asset_profile.AssetProfile` or ``pipeline.validation.AssetInfo``.
 
 >>> import numpy as np
->>> msg = thermal_features_message("PMP-01", "pump", 1_000, np.full((120, 160), 30000, np.uint16),
+>>> frame = np.full((120, 160), 30000, np.uint16)
+>>> frame[50:80, 60:110] = 31500                                   # a machine 15 K over its hall
+>>> msg = thermal_features_message("PMP-01", "pump", 1_000, frame,
 ...                                source="thermal/frames/PMP-01/a.tiff", ingest_time_ms=1_005)
 >>> msg.features_version, msg.frame.dtype.name, msg.frame.shape, round(msg.stats["max_c"], 2), msg.vector.shape
-(4, 'float16', (120, 160), 26.85, (69,))
+(4, 'float16', (120, 160), 41.85, (69,))
 """
 
 from __future__ import annotations

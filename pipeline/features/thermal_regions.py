@@ -49,6 +49,7 @@ import numpy as np
 
 from pipeline.features.asset_profile import REGION_NAMES, AssetProfile, FrameMeta, as_profile
 from pipeline.features.dead_pixels import fill_pixels
+from pipeline.features.frame_contrast import no_contrast_detail
 from pipeline.features.thermal_fit import RegionFit, fit_regions
 
 KELVIN = 273.15
@@ -322,10 +323,16 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
 
     ``baseline_boxes``: the region boxes of ``baseline`` when it was not taken by the same fixed
     camera (a reference frame of a handheld camera: its own fitted boxes, any frame size); by
-    default the baseline is read in the frame's boxes and must have the frame's shape."""
+    default the baseline is read in the frame's boxes and must have the frame's shape.
+
+    Raises :class:`ThermalInputError` for a frame that cannot be read (an unknown unit ...) or
+    shows nothing (no contrast: :mod:`pipeline.features.frame_contrast`)."""
     profile = as_profile(asset)
     meta = frame_meta if frame_meta is not None else profile.frame
     frame_c = frame_to_celsius(frame, meta)
+    blank = no_contrast_detail(frame_c)
+    if blank is not None:  # scored, it would read as a healthy machine
+        raise ThermalInputError(blank)
     region_fit = fit_regions(frame_c, scaled_regions(profile, frame_c.shape), profile.asset_type, profile.fan_side,
                              enabled=profile.region_fit if fit is None else fit)
     boxes = region_fit.boxes

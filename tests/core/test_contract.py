@@ -93,7 +93,7 @@ def test_every_message_type_has_an_example() -> None:
 def test_round_trip_in_memory(message: Message) -> None:
     fields = encode_message(message)
     assert fields["schema"] == message.SCHEMA.encode()
-    assert fields["v"] == b"1"
+    assert fields["v"] == str(type(message).VERSION).encode()
     decoded = decode_message(fields)
     assert decoded == message
     for name in message.array_fields():
@@ -110,9 +110,22 @@ def test_round_trip_through_redis_stream(message: Message, redis_client: redis.R
 
 def test_unknown_version_is_rejected() -> None:
     fields = encode_message(_examples()[0])
-    fields["v"] = b"2"
-    with pytest.raises(UnknownSchemaError, match="version 2 is not supported"):
+    fields["v"] = b"99"
+    with pytest.raises(UnknownSchemaError, match="version 99 is not supported"):
         decode_message(fields)
+
+
+def test_a_dead_letter_of_version_1_still_reads() -> None:
+    """Version 2 added the reason ``no_signal``; entries a version-1 writer left read unchanged."""
+    letter = DeadLetter(source="pipeline.thermal", reason=DeadLetterReason.OUT_OF_RANGE, detail="d", raw_ref="f.tiff",
+                        failed_at_ms=5)
+    fields = encode_message(letter)
+    assert fields["v"] == b"2"
+    fields["v"] = b"1"
+    assert decode_message(fields) == letter
+    silent = DeadLetter(source="pipeline.audio", reason=DeadLetterReason.NO_SIGNAL, detail="silent", raw_ref="a.wav",
+                        failed_at_ms=6)
+    assert decode_message(encode_message(silent)) == silent
 
 
 def test_unknown_schema_and_missing_header_are_rejected() -> None:

@@ -860,3 +860,25 @@ def test_frames_as_camera_software_exports_them_read_like_the_tiff(plant, tmp_pa
     assert any("°F" in w and "converted" in w for w in results[3].warnings), results[3].warnings
     assert results[4].error and "palette" in results[4].error and "16-bit" in results[4].error
     assert results[5].modality == "plc" and results[5].error is None
+
+
+def test_a_sensor_that_recorded_nothing_is_reported_and_a_dropout_is_skipped(plant, tmp_path) -> None:
+    """A frame without contrast (a covered lens) and a silent recording get an error that says what
+    to check (before, the frame was scored ``normal``); a recording with a silent second (a dropout)
+    is read from its other seconds, as the same fault."""
+    root, cases = plant
+    wav = cases["bearing_wear"][0]
+    with wave.open(str(wav)) as w:
+        clip = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+    with_dropout = np.concatenate([clip, np.zeros(16_000, np.int16), clip, clip])
+    (tmp_path / "a").mkdir()
+    files = {"blank": tmp_path / "a" / f"PMP-01-{STAMP}.tiff", "silent": tmp_path / "a" / f"PMP-01-{STAMP}.wav",
+             "dropout": tmp_path / "a" / f"PMP-01-{STAMP}-2.wav"}
+    files["blank"].write_bytes(encode_tiff(np.full((120, 160), 29_515, np.uint16)))
+    files["silent"].write_bytes(encode_wav(np.zeros(48_000, np.int16), 16_000))
+    files["dropout"].write_bytes(encode_wav(with_dropout, 16_000))
+    results, _ = Inspector(assets=load_assets(root / "assets.json")).score(list(files.values()))
+    blank, silent, dropout = results
+    assert blank.label is None and "no contrast" in blank.error and "covered lens" in blank.error
+    assert silent.label is None and "silent" in silent.error and "check the microphone" in silent.error
+    assert dropout.error is None and dropout.label == "bearing_wear", dropout.probabilities

@@ -130,6 +130,14 @@ def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix
     assert not list(client.xrange(names.deadletter)), f"{what} must not dead-letter valid input: {stats}"
 
 
+def scene_frame(hall_ck: int) -> np.ndarray:
+    """A 160 x 120 centikelvin frame the line reads: a hall at ``hall_ck`` and a machine 15 K over
+    it (a frame of one value has no contrast: refused as ``no_signal``)."""
+    frame = np.full((120, 160), hall_ck, np.uint16)
+    frame[50:80, 60:110] += 1_500
+    return frame
+
+
 def tiff_bytes(frame: np.ndarray) -> bytes:
     import tifffile
 

@@ -263,6 +263,7 @@ def test_plc_vector_is_relative_to_the_nameplate() -> None:
 
 def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
     frame = np.full((120, 160), 30_000, np.uint16)
+    frame[50:80, 60:110] = 31_500  # a machine 15 K over its hall
     thermal = thermal_features_message("PMP-01", "pump", 1_000, frame)
     audio = audio_features_message("PMP-01", "pump", 1_000, _bearing_clip(24.5, 3.585, 0), SR,
                                    asset={"asset_id": "PMP-01", "nominal_rpm": 1470})
@@ -274,5 +275,7 @@ def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
     old = thermal.model_copy(update={"features_version": 1, "vector": np.zeros(0, np.float32)})
     with pytest.raises(InputMismatchError, match="upgrade"):
         input_array("thermal", old)
-    any_unit = thermal_message_any_unit("X", "pump", 0, np.full((60, 80), 26.85, np.float32))
-    np.testing.assert_allclose(any_unit.vector, thermal_vector(np.full((60, 80), 26.85, np.float32)), atol=1e-4)
+    celsius = np.full((60, 80), 26.85, np.float32)
+    celsius[25:40, 30:55] = 41.85
+    any_unit = thermal_message_any_unit("X", "pump", 0, celsius)
+    np.testing.assert_allclose(any_unit.vector, thermal_vector(celsius), atol=1e-4)

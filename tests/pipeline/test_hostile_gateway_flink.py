@@ -16,14 +16,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 import redis
 
 from linewatch.contract import DeadLetterReason, StreamNames
 from pipeline.landing import ManifestWriter, format_time_ms
 from pipeline.runner import IngestJob
-from tests.pipeline.conftest import feature_entries, make_job, read_stream, tiff_bytes, wait_for
+from tests.pipeline.conftest import feature_entries, make_job, read_stream, scene_frame, tiff_bytes, wait_for
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -56,7 +55,7 @@ def job(landing: Path, prefix: str, redis_url: str, tmp_path_factory: pytest.Tem
 
 
 def frame(value: int) -> bytes:
-    return tiff_bytes(np.full((120, 160), 29315 + value, np.uint16))
+    return tiff_bytes(scene_frame(29315 + value))
 
 
 def frames_of(client: redis.Redis, names: StreamNames, asset: str) -> list[int]:

@@ -14,7 +14,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from linewatch.contract import DeadLetterReason
@@ -32,7 +31,7 @@ from pipeline.landing import (
     manifest_asset,
 )
 from pipeline.step import StepOutput
-from tests.pipeline.conftest import job_spec, tiff_bytes
+from tests.pipeline.conftest import job_spec, scene_frame, tiff_bytes
 
 ASSETS = ["A-01", "B-02", "C-03"]
 T0 = 1_795_960_800_000  # 2026-11-29T14:00:00Z, in the past of the job's clock
@@ -49,7 +48,7 @@ def landing(tmp_path: Path) -> Path:
 
 
 def frame(value: int) -> bytes:
-    return tiff_bytes(np.full((120, 160), 29315 + value % 1000, np.uint16))
+    return tiff_bytes(scene_frame(29315 + value % 1000))
 
 
 class Run:

@@ -8,7 +8,6 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 import redis
 
@@ -20,7 +19,7 @@ from pipeline.job_spec import JobSpec
 from pipeline.landing import Janitor, LandingZone, ManifestError, ManifestIndex, ManifestWriter
 from pipeline.redis_sink import PendingEntry, RedisStreamWriter
 from pipeline.step import StepOutput
-from tests.pipeline.conftest import job_spec, tiff_bytes
+from tests.pipeline.conftest import job_spec, scene_frame, tiff_bytes
 
 ASSETS = ["A-01", "B-02"]
 
@@ -33,7 +32,7 @@ def landing(tmp_path: Path) -> Path:
 
 
 def frame(value: int) -> bytes:
-    return tiff_bytes(np.full((120, 160), 29315 + value, np.uint16))
+    return tiff_bytes(scene_frame(29315 + value))
 
 
 def spec(landing: Path, **flink: object) -> JobSpec:

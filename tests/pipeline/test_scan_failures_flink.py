@@ -21,14 +21,13 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 import redis
 import tifffile
 
 from linewatch.contract import StreamNames
 from pipeline.landing import ManifestWriter
-from tests.pipeline.conftest import make_job, wait_for
+from tests.pipeline.conftest import make_job, scene_frame, wait_for
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -44,7 +43,7 @@ def write_registry(landing: Path, assets: list[str]) -> None:
 
 def frame(value: int) -> bytes:
     buf = io.BytesIO()
-    tifffile.imwrite(buf, np.full((120, 160), 29315 + value % 500, np.uint16))
+    tifffile.imwrite(buf, scene_frame(29315 + value % 500))
     return buf.getvalue()
 
 

@@ -1,0 +1,105 @@
+"""A sensor that records nothing, in the live line (the ingestor the Flink function runs, real landing
+zone): a thermal frame without contrast (a covered lens, a closed shutter) and a silent clip go to
+the dead letters as ``no_signal`` with what to check. Before, the frame was scored (as a healthy
+machine) and the clip failed inside the features as a ``processing_error``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from linewatch.contract import AudioFeatures, DeadLetter, DeadLetterReason, ThermalFeatures
+from linewatch.simulator.assets import make_fleet
+from linewatch.simulator.config import SimulatorConfig
+from linewatch.simulator.drift import DriftState
+from linewatch.simulator.physics import Snapshot
+from linewatch.simulator.thermal import ThermalCamera
+from linewatch.simulator.writer import encode_wav
+from pipeline.asset_state import AssetState
+from pipeline.features.frame_contrast import MIN_CONTRAST_K, frame_contrast_k
+from pipeline.ingestor import AssetIngestor
+from pipeline.landing import ManifestWriter
+from tests.pipeline.conftest import job_spec, tiff_bytes
+from tests.pipeline.test_thermal_reference import REGIONS
+
+HALL_CK = 29_415  # 21 °C
+
+
+def read(tmp_path: Path, blobs: list[tuple[str, bytes]]) -> list[tuple[object, dict[str, int]]]:
+    """Each blob (``thermal`` or ``audio``, its bytes) as the first of its machine: (the message,
+    the counters)."""
+    results = []
+    for k, (kind, data) in enumerate(blobs):
+        landing = tmp_path / str(k)
+        landing.mkdir()
+        (landing / "assets.json").write_text(json.dumps({"assets": [
+            {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
+        ingestor = AssetIngestor(job_spec(landing, "x", "redis://unused", thermal_reference_frames=0))
+        writer = ManifestWriter(landing, epoch=1)
+        at = (int(time.time()) - 60) * 1000
+        path = "thermal/frames/MTR-D/0.tiff" if kind == "thermal" else "audio/clips/MTR-D/0.wav"
+        entry = writer.write_blob(path, data, "MTR-D", at)
+        writer.publish([entry])
+        out = ingestor.on_line(entry.to_json(), AssetState(), "MTR-D")
+        messages = [e.message for e in out.entries]
+        assert len(messages) == 1, out
+        results.append((messages[0], out.counters))
+    return results
+
+
+def covered_lens(rng: np.random.Generator, netd_k: float) -> np.ndarray:
+    """A capped camera: the cap's one temperature, the camera's noise and a faint vignette (0.2 K)."""
+    yy, xx = np.mgrid[0:120, 0:160]
+    vignette = -20.0 * (((xx - 80) / 80) ** 2 + ((yy - 60) / 60) ** 2) / 2
+    return np.rint(HALL_CK + vignette + rng.normal(0, 100 * netd_k, (120, 160))).astype(np.uint16)
+
+
+def cold_machine_frames() -> list[np.ndarray]:
+    """The plant simulator's machines stopped long enough to reach their hall's 20 °C."""
+    amb = 20.0
+    snap = Snapshot(t=0, run=0, speed_frac=0, load=0, stroke=0, shaft_hz=0, current_a=0, current_ratio=0,
+                    bearing_c=amb, nde_c=amb, winding_c=amb, hotspot_k=0, driven_c=amb, coupling_c=amb,
+                    ambient_c=amb, vibration_mm_s=0, pressure_bar=0, fault="normal", severity=0, effect=0, variant="")
+    profile = SimulatorConfig().profile
+    return [ThermalCamera(a, profile).render(snap, DriftState(), np.random.default_rng(1)) for a in make_fleet(12, seed=7)]
+
+
+def test_a_frame_without_contrast_is_refused_with_what_to_check(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    constant = np.full((120, 160), HALL_CK, np.uint16)
+    noisy = covered_lens(rng, 0.1)  # a camera of NETD 100 mK
+    dead = covered_lens(rng, 0.05)
+    dead[10, 10], dead[60, 80], dead[100, 150] = 0, 0, 65_535  # dead pixels are no contrast either
+    for letter, counters in read(tmp_path, [("thermal", tiff_bytes(f)) for f in (constant, noisy, dead)]):
+        assert isinstance(letter, DeadLetter) and letter.reason is DeadLetterReason.NO_SIGNAL, letter
+        assert "no contrast" in letter.detail and "covered lens" in letter.detail and "check the camera" in letter.detail
+        assert letter.asset_id == "MTR-D" and letter.raw_ref.endswith("0.tiff")
+        assert counters.get("deadletters.no_signal") == 1 and "entries.thermal" not in counters
+
+
+def test_frames_with_little_contrast_are_still_read(tmp_path: Path) -> None:
+    """A machine 1 K over a uniform hall, and machines at their hall's temperature (the hall's
+    clutter and gradient: 2.0 K and more on these scenes) are scenes, not a covered lens."""
+    warm = covered_lens(np.random.default_rng(4), 0.05)
+    warm[50:80, 60:110] += 100
+    cold = cold_machine_frames()
+    assert min(frame_contrast_k(f / 100.0) for f in cold) > 3 * MIN_CONTRAST_K
+    for msg, counters in read(tmp_path, [("thermal", tiff_bytes(f)) for f in (warm, *cold)]):
+        assert isinstance(msg, ThermalFeatures), msg
+        assert "deadletters" not in counters
+
+
+def test_a_silent_clip_is_refused_as_no_signal_not_as_a_processing_error(tmp_path: Path) -> None:
+    zeros = np.zeros(16_000, np.int16)
+    dc = np.full(16_000, 1200, np.int16)  # an amplifier's offset: no sound
+    quiet = np.random.default_rng(5).normal(0, 3, 16_000).astype(np.int16)  # -80 dBFS, but sound
+    got = read(tmp_path, [("audio", encode_wav(x, 16_000)) for x in (zeros, dc, quiet)])
+    for letter, counters in got[:2]:
+        assert isinstance(letter, DeadLetter) and letter.reason is DeadLetterReason.NO_SIGNAL, letter
+        assert "silent" in letter.detail and "check the microphone" in letter.detail
+        assert counters.get("deadletters.no_signal") == 1 and "deadletters.processing_error" not in counters
+    msg, counters = got[2]
+    assert isinstance(msg, AudioFeatures), msg
