@@ -32,7 +32,7 @@ from pipeline.features.thermal_regions import thermal_vector
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
-from pipeline.validation import AssetRegistry
+from pipeline.validation import AssetRegistry, check_clip, check_frame
 
 
 def load_inputs(landing: Path) -> dict[str, object]:
@@ -89,6 +89,9 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         "plc.window_features": (lambda: plc_window_features(ts, wide, ["A101"]), 1, "window"),
         "plc.buffer_add_and_emit": (buffer_one_second, int(n_seconds), "window (incl. 70 adds)"),
         "thermal.decode_tiff": (lambda: decode_thermal_tiff(inputs["tiff"], "f"), 1, "frame"),  # type: ignore[arg-type]
+        # the job's checks of every decoded blob (shape, range, dead pixels, contrast / silence)
+        "thermal.check_frame": (lambda: check_frame(frame, "f"), 1, "frame"),
+        "audio.check_clip": (lambda: check_clip(clip, 16_000, "a"), 1, "clip"),
         "thermal.stats": (lambda: thermal_stats(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]
         "thermal.normalize_frame": (lambda: normalize_frame(frame), 1, "frame"),
         "thermal.features_both": (lambda: thermal_features(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]
