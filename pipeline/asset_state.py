@@ -5,8 +5,9 @@ Flink keyed state, per asset (see ``pipeline.job.IngestFunction``):
 ========================  =======================================  =========================
 state                     content                                   read / written
 ========================  =======================================  =========================
-``asset-order`` (value)   gateway order per sequence, last accepted  every line (≈ 200 bytes)
-                          frame/clip time, reorder timer start
+``asset-order`` (value)   gateway order per sequence, last accepted  every line (≈ 250 bytes)
+                          frame/clip time and digest, reorder
+                          timer start
 ``held-lines`` (map)      lines held back until a missing ``seq``    only while lines are held
                           arrives, one map entry per line
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
@@ -149,6 +150,7 @@ class AssetState:
 
     order: dict[str, dict[int, EpochOrder]] = field(default_factory=dict)
     last_ms: dict[str, int] = field(default_factory=dict)  # newest accepted frame/clip per modality
+    last_digest: dict[str, str] = field(default_factory=dict)  # its content digest (pipeline.validation.repeats)
     held_since_ms: int | None = None  # processing time since which lines are held without progress
     held_lines: HeldLines = field(default_factory=MemoryHeldLines)
     plc_loader: Callable[[], str | None] | None = None
@@ -336,6 +338,7 @@ class AssetState:
             {
                 "order": {k: {str(e): o.to_json() for e, o in epochs.items()} for k, epochs in self.order.items()},
                 "last_ms": self.last_ms,
+                "last_digest": self.last_digest,
                 "held_since_ms": self.held_since_ms,
             },
             separators=(",", ":"),
@@ -370,6 +373,7 @@ class AssetState:
                 else:
                     state.order[kind] = {int(e): EpochOrder.from_json(o) for e, o in epochs.items()}
             state.last_ms = {k: int(v) for k, v in data.get("last_ms", {}).items()}
+            state.last_digest = {k: str(v) for k, v in data.get("last_digest", {}).items()}  # none before
             state.held_since_ms = data.get("held_since_ms")
         return state
 

@@ -21,6 +21,7 @@ from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.handlers.learner_settings import follow_settings
 from pipeline.step import StepOutput
 from pipeline.validation import check_clip
+from pipeline.validation.repeats import content_digest
 
 
 def audio_baseline(ctx: HandlerContext, state: AssetState, asset_id: str, out: StepOutput) -> AudioBaseline | None:
@@ -44,13 +45,14 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     entry = blob.entry
     samples = decode_wav(blob.data, blob.ref)
     rate = ctx.registry.sample_rate
+    digest = content_digest(samples)
     problem = (check_clip(samples, rate, blob.ref, ctx.clip_limits, asset_id=blob.asset_id,
                           event_time_ms=entry.event_time_ms)
-               or ctx.new_record(blob, state, "audio"))
+               or ctx.new_record(blob, state, "audio") or ctx.repeated(blob, state, "audio", digest))
     if problem is not None:
         ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
         return
-    state.last_ms["audio"] = entry.event_time_ms
+    state.last_ms["audio"], state.last_digest["audio"] = entry.event_time_ms, digest
     learner = audio_baseline(ctx, state, blob.asset_id, out)
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
                                  asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),

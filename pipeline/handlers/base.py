@@ -14,6 +14,7 @@ from pipeline.redis_sink import PendingEntry
 from pipeline.step import DeadLetters, StepOutput
 from pipeline.validation import AssetInfo, ClipLimits, EventTimePolicy, FrameLimits, InvalidRecord
 from pipeline.validation.registry import RegistryCache
+from pipeline.validation.repeats import check_repeat
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,11 @@ class HandlerContext:
         return (self.policy.after_last(entry.event_time_ms, state.last_ms.get(modality), modality, blob.ref,
                                        blob.asset_id)
                 or self.policy.future(entry.event_time_ms, blob.now_ms, blob.ref, blob.asset_id))
+
+    def repeated(self, blob: Blob, state: AssetState, modality: str, digest: str) -> InvalidRecord | None:
+        """A frame or clip whose content is the asset's last accepted one's (a frozen sensor)."""
+        return check_repeat(digest, state.last_digest.get(modality), modality, state.last_ms.get(modality), blob.ref,
+                            blob.asset_id, blob.entry.event_time_ms)
 
     def features_entry(self, modality: str, asset_id: str, event_ms: int, msg: Message) -> PendingEntry:
         """A feature entry, written only if newer than the asset's high-water mark (idempotent)."""

@@ -24,6 +24,7 @@ from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.handlers.learner_settings import follow_settings
 from pipeline.step import StepOutput
 from pipeline.validation import check_frame, repair_frame
+from pipeline.validation.repeats import content_digest
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +32,13 @@ log = logging.getLogger(__name__)
 def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) -> None:
     entry = blob.entry
     frame = decode_thermal_tiff(blob.data, blob.ref)
+    digest = content_digest(frame)
     problem = (check_frame(frame, blob.ref, ctx.frame_limits, asset_id=blob.asset_id, event_time_ms=entry.event_time_ms)
-               or ctx.new_record(blob, state, "thermal"))
+               or ctx.new_record(blob, state, "thermal") or ctx.repeated(blob, state, "thermal", digest))
     if problem is not None:
         ctx.dead.rejection(out, "pipeline.thermal", problem, blob.asset_id)
         return
-    state.last_ms["thermal"] = entry.event_time_ms
+    state.last_ms["thermal"], state.last_digest["thermal"] = entry.event_time_ms, digest
     frame, dead = repair_frame(frame, ctx.frame_limits)
     if dead:
         out.count("thermal_dead_pixels_filled", dead)

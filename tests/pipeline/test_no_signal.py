@@ -103,3 +103,59 @@ def test_a_silent_clip_is_refused_as_no_signal_not_as_a_processing_error(tmp_pat
         assert counters.get("deadletters.no_signal") == 1 and "deadletters.processing_error" not in counters
     msg, counters = got[2]
     assert isinstance(msg, AudioFeatures), msg
+
+
+def feed(tmp_path: Path, blobs: list[tuple[str, bytes]], state: AssetState, start_s: int = 0) -> list[object]:
+    """The blobs, one second apart from ``start_s``, as one machine's (one landing zone, ingestor and
+    ``state``)."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": [
+        {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", thermal_reference_frames=0,
+                                      audio_baseline_clips=0))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    at = (int(time.time()) - 600 + start_s) * 1000
+    messages = []
+    for k, (kind, data) in enumerate(blobs):
+        path = f"thermal/frames/MTR-D/{k}.tiff" if kind == "thermal" else f"audio/clips/MTR-D/{k}.wav"
+        entry = writer.write_blob(path, data, "MTR-D", at + 1000 * k)
+        writer.publish([entry])
+        out = ingestor.on_line(entry.to_json(), state, "MTR-D")
+        [message] = [e.message for e in out.entries]
+        messages.append(message)
+    return messages
+
+
+def test_a_frozen_camera_or_microphone_repeating_its_last_record_is_refused(tmp_path: Path) -> None:
+    """A frame or clip bit for bit the asset's previous one (a hung camera, an exporter rewriting its
+    cached file) is a ``duplicate`` that says so; one pixel or sample different is a new record, and
+    a record like an older one (not the last) is read."""
+    rng = np.random.default_rng(8)
+    frame = covered_lens(rng, 0.05)
+    frame[50:80, 60:110] += 1_500
+    nudged = frame.copy()
+    nudged[3, 3] += 1
+    clip = rng.normal(0, 800, 16_000).astype(np.int16)
+    other = clip.copy()
+    other[100] += 1
+    state = AssetState()
+    got = feed(tmp_path, [("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(nudged)),
+                          ("thermal", tiff_bytes(frame)), ("audio", encode_wav(clip, 16_000)),
+                          ("audio", encode_wav(clip, 16_000)), ("audio", encode_wav(other, 16_000))], state)
+    kinds = [type(m).__name__ for m in got]
+    assert kinds == ["ThermalFeatures", "DeadLetter", "ThermalFeatures", "ThermalFeatures", "AudioFeatures",
+                     "DeadLetter", "AudioFeatures"], kinds
+    for letter, thing in ((got[1], "camera"), (got[5], "microphone")):
+        assert isinstance(letter, DeadLetter) and letter.reason is DeadLetterReason.DUPLICATE
+        assert "bit for bit" in letter.detail and "frozen" in letter.detail and f"check that the {thing}" in letter.detail
+    # the digests are kept with the asset's order state: a restored job still knows the last records
+    restored = state.copy_through_storage()
+    assert restored.last_digest == state.last_digest and set(restored.last_digest) == {"thermal", "audio"}
+    [again] = feed(tmp_path / "restored", [("thermal", tiff_bytes(frame))], restored, start_s=60)
+    assert isinstance(again, DeadLetter) and again.reason is DeadLetterReason.DUPLICATE
+
+
+def test_order_state_written_before_the_digests_loads_without_them() -> None:
+    old = json.dumps({"order": {}, "last_ms": {"thermal": 5}, "held_since_ms": None})
+    state = AssetState.load(old)
+    assert state.last_ms == {"thermal": 5} and state.last_digest == {}
