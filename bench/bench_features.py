@@ -33,6 +33,7 @@ from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
 from pipeline.validation import AssetRegistry, check_clip, check_frame
+from pipeline.validation.repeats import content_digest
 
 
 def load_inputs(landing: Path) -> dict[str, object]:
@@ -92,6 +93,9 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         # the job's checks of every decoded blob (shape, range, dead pixels, contrast / silence)
         "thermal.check_frame": (lambda: check_frame(frame, "f"), 1, "frame"),
         "audio.check_clip": (lambda: check_clip(clip, 16_000, "a"), 1, "clip"),
+        # the content digest that finds a frozen sensor (pipeline.validation.repeats)
+        "thermal.content_digest": (lambda: content_digest(frame), 1, "frame"),
+        "audio.content_digest": (lambda: content_digest(clip), 1, "clip"),
         "thermal.stats": (lambda: thermal_stats(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]
         "thermal.normalize_frame": (lambda: normalize_frame(frame), 1, "frame"),
         "thermal.features_both": (lambda: thermal_features(frame, baseline, asset.regions), 1, "frame"),  # type: ignore[attr-defined]

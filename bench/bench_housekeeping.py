@@ -105,7 +105,7 @@ def main() -> None:
         landing.mkdir()
         assets = [f"HK-{i:02d}" for i in range(args.assets)]
         (landing / "assets.json").write_text(json.dumps(
-            {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": []} for a in assets]}))
+            {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "region_fit": False, "tags": []} for a in assets]}))
         print(f"# building {args.rounds} archive hours of {args.files} files", file=sys.stderr)
         spare = work / "spare"
         buckets = [build_bucket(spare, args.files) for _ in range(args.rounds)]

@@ -127,7 +127,7 @@ def main() -> None:
     (landing / "manifests").mkdir(parents=True)
     tags = [{"name": "motor_current_a", "unit": "A", "valid_min": 0, "valid_max": 500}]
     (landing / "assets.json").write_text(json.dumps(
-        {"assets": [{"asset_id": f"R{i}", "asset_type": "pump", "regions": {}, "tags": tags} for i in range(4)]}))
+        {"assets": [{"asset_id": f"R{i}", "asset_type": "pump", "regions": {}, "region_fit": False, "tags": tags} for i in range(4)]}))
     prefix = f"br{uuid.uuid4().hex[:8]}"
     names = StreamNames(prefix=prefix, shards=2)
     client = redis_client(RedisConnectionSettings(url=REDIS_URL))

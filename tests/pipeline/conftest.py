@@ -132,7 +132,9 @@ def assert_exactly_once_in_order(client: redis.Redis, names: StreamNames, prefix
 
 def scene_frame(hall_ck: int) -> np.ndarray:
     """A 160 x 120 centikelvin frame the line reads: a hall at ``hall_ck`` and a machine 15 K over
-    it (a frame of one value has no contrast: refused as ``no_signal``)."""
+    it (a frame of one value has no contrast: refused as ``no_signal``). The ingestion tests' assets
+    have no regions and ``region_fit: false``, so no boxes are proposed on it (≈ 1.4 ms a frame
+    through the handler, as the constant frames they used before; proposing costs ≈ 30 ms)."""
     frame = np.full((120, 160), hall_ck, np.uint16)
     frame[50:80, 60:110] += 1_500
     return frame

@@ -35,7 +35,7 @@ def landing(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
     tags = [{"name": "motor_current_a", "unit": "A", "valid_min": 0, "valid_max": 500}]
     (root / "assets.json").write_text(json.dumps(
-        {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": tags} for a in ASSETS]}))
+        {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "region_fit": False, "tags": tags} for a in ASSETS]}))
     return root
 
 

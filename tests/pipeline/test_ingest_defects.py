@@ -42,7 +42,7 @@ def landing(tmp_path: Path) -> Path:
     root = tmp_path / "landing"
     root.mkdir()
     tags = [{"name": "motor_current_a", "unit": "A", "valid_min": 0, "valid_max": 500}]
-    assets = [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": tags} for a in ASSETS]
+    assets = [{"asset_id": a, "asset_type": "pump", "regions": {}, "region_fit": False, "tags": tags} for a in ASSETS]
     (root / "assets.json").write_text(json.dumps({"assets": assets}))
     return root
 

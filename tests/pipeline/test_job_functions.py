@@ -26,7 +26,7 @@ ASSETS = ["A-01", "B-02"]
 
 @pytest.fixture
 def landing(tmp_path: Path) -> Path:
-    assets = [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": []} for a in ASSETS]
+    assets = [{"asset_id": a, "asset_type": "pump", "regions": {}, "region_fit": False, "tags": []} for a in ASSETS]
     (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
     return tmp_path
 

@@ -38,7 +38,7 @@ def write_registry(landing: Path, assets: list[str]) -> None:
     """``assets.json`` naming the gateway's assets (unknown assets are dead letters)."""
     tags = [{"name": "motor_current_a", "unit": "A", "valid_min": 0, "valid_max": 500}]
     (landing / "assets.json").write_text(json.dumps(
-        {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "tags": tags} for a in assets]}))
+        {"assets": [{"asset_id": a, "asset_type": "pump", "regions": {}, "region_fit": False, "tags": tags} for a in assets]}))
 
 
 def frame(value: int) -> bytes:

@@ -156,7 +156,8 @@ def _through_the_job(tmp_path, moves: list[bool], **flink: object) -> tuple[list
     frame = decode_thermal_tiff(source.read_bytes(), source.name)
     h, w = frame.shape
     moved = shift(frame, (round(0.09 * h), round(-0.12 * w)), order=0, mode="nearest")
-    frames = [moved if m else frame for m in moves]
+    rng = np.random.default_rng(0)  # each frame its own camera noise (±0.03 K): a repeated frame is a frozen camera
+    frames = [((moved if m else frame) + rng.integers(-3, 4, frame.shape)).astype(np.uint16) for m in moves]
     writer = ManifestWriter(tmp_path, epoch=1)
     entries = [writer.write_blob(f"thermal/frames/{asset}/fit-{i}.tiff", tiff_bytes(f), asset, 1_000 + i)
                for i, f in enumerate(frames)]
