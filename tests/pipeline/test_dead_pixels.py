@@ -4,20 +4,16 @@ zone)."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import numpy as np
 
 from linewatch.contract import DeadLetter, DeadLetterReason
-from pipeline.asset_state import AssetState
 from pipeline.features.dead_pixels import fill_pixels
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, frame_to_celsius
-from pipeline.ingestor import AssetIngestor
-from pipeline.landing import ManifestWriter
-from tests.pipeline.conftest import job_spec, tiff_bytes
-from tests.pipeline.test_thermal_reference import REGIONS, motor_frame
+from tests.pipeline.conftest import tiff_bytes
+from tests.pipeline.test_no_signal import read as read_blobs
+from tests.pipeline.test_thermal_reference import motor_frame
 
 DE_HOTSPOT = THERMAL_VECTOR_NAMES.index("de_bearing.hotspot_excess")
 
@@ -25,22 +21,7 @@ DE_HOTSPOT = THERMAL_VECTOR_NAMES.index("de_bearing.hotspot_excess")
 def read(tmp_path: Path, frames: list[np.ndarray]) -> list[tuple[object, dict[str, int]]]:
     """Each frame as the first of its machine (its own landing zone, ingestor and asset state):
     (the message, the counters)."""
-    results = []
-    for k, frame in enumerate(frames):
-        landing = tmp_path / str(k)
-        landing.mkdir()
-        (landing / "assets.json").write_text(json.dumps({"assets": [
-            {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
-        ingestor = AssetIngestor(job_spec(landing, "x", "redis://unused", thermal_reference_frames=0))
-        writer = ManifestWriter(landing, epoch=1)
-        at = (int(time.time()) - 60) * 1000
-        entry = writer.write_blob("thermal/frames/MTR-D/0.tiff", tiff_bytes(frame), "MTR-D", at)
-        writer.publish([entry])
-        out = ingestor.on_line(entry.to_json(), AssetState(), "MTR-D")
-        messages = [e.message for e in out.entries]
-        assert len(messages) == 1, out
-        results.append((messages[0], out.counters))
-    return results
+    return read_blobs(tmp_path, [("thermal", tiff_bytes(frame)) for frame in frames])
 
 
 def test_a_few_dead_pixels_are_read_from_their_neighbours_and_the_frame_is_kept(tmp_path: Path) -> None:

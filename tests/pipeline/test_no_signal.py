@@ -29,25 +29,9 @@ HALL_CK = 29_415  # 21 °C
 
 
 def read(tmp_path: Path, blobs: list[tuple[str, bytes]]) -> list[tuple[object, dict[str, int]]]:
-    """Each blob (``thermal`` or ``audio``, its bytes) as the first of its machine: (the message,
-    the counters)."""
-    results = []
-    for k, (kind, data) in enumerate(blobs):
-        landing = tmp_path / str(k)
-        landing.mkdir()
-        (landing / "assets.json").write_text(json.dumps({"assets": [
-            {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
-        ingestor = AssetIngestor(job_spec(landing, "x", "redis://unused", thermal_reference_frames=0))
-        writer = ManifestWriter(landing, epoch=1)
-        at = (int(time.time()) - 60) * 1000
-        path = "thermal/frames/MTR-D/0.tiff" if kind == "thermal" else "audio/clips/MTR-D/0.wav"
-        entry = writer.write_blob(path, data, "MTR-D", at)
-        writer.publish([entry])
-        out = ingestor.on_line(entry.to_json(), AssetState(), "MTR-D")
-        messages = [e.message for e in out.entries]
-        assert len(messages) == 1, out
-        results.append((messages[0], out.counters))
-    return results
+    """Each blob (``thermal`` or ``audio``, its bytes) as the first of its machine (its own landing
+    zone, ingestor and asset state): (the message, the counters)."""
+    return [feed(tmp_path / str(k), [blob], AssetState())[0] for k, blob in enumerate(blobs)]
 
 
 def covered_lens(rng: np.random.Generator, netd_k: float) -> np.ndarray:
@@ -105,9 +89,10 @@ def test_a_silent_clip_is_refused_as_no_signal_not_as_a_processing_error(tmp_pat
     assert isinstance(msg, AudioFeatures), msg
 
 
-def feed(tmp_path: Path, blobs: list[tuple[str, bytes]], state: AssetState, start_s: int = 0) -> list[object]:
+def feed(tmp_path: Path, blobs: list[tuple[str, bytes]], state: AssetState,
+         start_s: int = 0) -> list[tuple[object, dict[str, int]]]:
     """The blobs, one second apart from ``start_s``, as one machine's (one landing zone, ingestor and
-    ``state``)."""
+    ``state``): (the message, the counters) of each."""
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "assets.json").write_text(json.dumps({"assets": [
         {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
@@ -115,15 +100,16 @@ def feed(tmp_path: Path, blobs: list[tuple[str, bytes]], state: AssetState, star
                                       audio_baseline_clips=0))
     writer = ManifestWriter(tmp_path, epoch=1)
     at = (int(time.time()) - 600 + start_s) * 1000
-    messages = []
+    results = []
     for k, (kind, data) in enumerate(blobs):
         path = f"thermal/frames/MTR-D/{k}.tiff" if kind == "thermal" else f"audio/clips/MTR-D/{k}.wav"
         entry = writer.write_blob(path, data, "MTR-D", at + 1000 * k)
         writer.publish([entry])
         out = ingestor.on_line(entry.to_json(), state, "MTR-D")
-        [message] = [e.message for e in out.entries]
-        messages.append(message)
-    return messages
+        messages = [e.message for e in out.entries]
+        assert len(messages) == 1, out
+        results.append((messages[0], out.counters))
+    return results
 
 
 def test_a_frozen_camera_or_microphone_repeating_its_last_record_is_refused(tmp_path: Path) -> None:
@@ -139,9 +125,9 @@ def test_a_frozen_camera_or_microphone_repeating_its_last_record_is_refused(tmp_
     other = clip.copy()
     other[100] += 1
     state = AssetState()
-    got = feed(tmp_path, [("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(nudged)),
+    got = [m for m, _ in feed(tmp_path, [("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(frame)), ("thermal", tiff_bytes(nudged)),
                           ("thermal", tiff_bytes(frame)), ("audio", encode_wav(clip, 16_000)),
-                          ("audio", encode_wav(clip, 16_000)), ("audio", encode_wav(other, 16_000))], state)
+                          ("audio", encode_wav(clip, 16_000)), ("audio", encode_wav(other, 16_000))], state)]
     kinds = [type(m).__name__ for m in got]
     assert kinds == ["ThermalFeatures", "DeadLetter", "ThermalFeatures", "ThermalFeatures", "AudioFeatures",
                      "DeadLetter", "AudioFeatures"], kinds
@@ -151,7 +137,7 @@ def test_a_frozen_camera_or_microphone_repeating_its_last_record_is_refused(tmp_
     # the digests are kept with the asset's order state: a restored job still knows the last records
     restored = state.copy_through_storage()
     assert restored.last_digest == state.last_digest and set(restored.last_digest) == {"thermal", "audio"}
-    [again] = feed(tmp_path / "restored", [("thermal", tiff_bytes(frame))], restored, start_s=60)
+    [(again, _)] = feed(tmp_path / "restored", [("thermal", tiff_bytes(frame))], restored, start_s=60)
     assert isinstance(again, DeadLetter) and again.reason is DeadLetterReason.DUPLICATE
 
 
