@@ -21,16 +21,16 @@ True
 >>> frame_contrast_k(scene) > MIN_CONTRAST_K
 True
 >>> print(no_contrast_detail(np.full((60, 80), 23.5)))  # doctest: +NORMALIZE_WHITESPACE
-the frame has no contrast: 98 % of it lies within 0.00 K of 23.5 °C (at least 0.5 K is needed); a
-covered lens, a closed shutter, a camera that repeats one value, or a scene all at one temperature
-shows no fault: check the camera's view
+the frame has no contrast: 98 % of it spans 0.00 K, at 23.5 °C (at least 0.5 K is needed); a covered
+lens, a closed shutter, a camera that repeats one value, or a scene all at one temperature shows no
+fault: check the camera's view
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: Frames whose smoothed 1st–99th percentile span is below this (kelvin) have no contrast.
+#: Frames whose 1st–99th percentile span of 2 × 2 pixel means is below this (kelvin) have no contrast.
 MIN_CONTRAST_K = 0.5
 
 
@@ -52,6 +52,6 @@ def no_contrast_detail(frame_c: np.ndarray, min_contrast_k: float = MIN_CONTRAST
     if span >= min_contrast_k:
         return None
     level = float(np.median(frame_c))
-    return (f"the frame has no contrast: 98 % of it lies within {span:.2f} K of {level:.1f} °C (at least "
+    return (f"the frame has no contrast: 98 % of it spans {span:.2f} K, at {level:.1f} °C (at least "
             f"{min_contrast_k:g} K is needed); a covered lens, a closed shutter, a camera that repeats one value, "
             "or a scene all at one temperature shows no fault: check the camera's view")

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from linewatch.contract import DeadLetterReason
+from pipeline.decoders.timestamps import format_timestamp_ms
 from pipeline.validation.errors import InvalidRecord
 
 WHAT = {"thermal": ("frame", "camera"), "audio": ("clip", "microphone")}
@@ -47,9 +48,10 @@ def check_repeat(digest: str, last_digest: str | None, modality: str, last_ms: i
     if last_digest is None or digest != last_digest:
         return None
     thing, sensor = WHAT.get(modality, ("record", "sensor"))
+    when = format_timestamp_ms(last_ms) if last_ms is not None else "before the job's restart"
     return InvalidRecord(
         DeadLetterReason.DUPLICATE,
-        f"the {thing} is bit for bit the last accepted {modality} {thing} of {asset_id} (event time {last_ms}): "
+        f"the {thing} is bit for bit the last accepted {modality} {thing} of {asset_id} ({when}): "
         f"a live {sensor}'s noise makes every {thing} differ, so the {sensor}, its exporter or the gateway repeats "
         f"a frozen {thing}; check that the {sensor} updates",
         raw_ref, asset_id=asset_id, event_time_ms=event_time_ms)
