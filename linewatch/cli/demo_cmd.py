@@ -39,8 +39,9 @@ def demo(
     ingest: bool = typer.Option(True, "--ingest/--no-ingest", help="Run the Flink ingestion job (needs Java)."),
     bad_input: bool = typer.Option(
         True, "--bad-input/--no-bad-input",
-        help="Half-way through, drop a truncated thermal frame into the landing zone, as a failing gateway would: "
-        "it shows up as a dead letter while the line keeps running.",
+        help="Half-way through, drop a truncated thermal frame into the landing zone, as a failing gateway would, "
+        "and a frame of a camera whose lens is covered: they show up as dead letters (truncated, no_signal) while "
+        "the line keeps running.",
     ),
     keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing zone and state afterwards."),
     services: bool = typer.Option(True, "--services/--no-services",
@@ -132,7 +133,7 @@ def demo(
                     demo_governance = DemoGovernance(client, gov_names, settings, base, run_seconds=seconds).start()
                 view = Views([view, demo_governance])
             try:
-                inject = _inject_truncated_frame if bad_input and ingest else None
+                inject = _inject_bad_input if bad_input and ingest else None
                 add_drift = None
                 if demo_governance is not None and (drift != "none" or fault != "none"):
                     add_drift = functools.partial(_inject, demo_governance, drift, fault, seconds)
@@ -221,18 +222,29 @@ def _run_line(
         live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped", view))
 
 
-def _inject_truncated_frame(landing: Path, asset_id: str) -> None:
-    """A gateway that lost power mid-write: the manifest announces more bytes than the frame has."""
+def _inject_bad_input(landing: Path, asset_id: str) -> None:
+    """What a failing gateway and a covered camera send: a frame whose manifest announces more bytes
+    than it has (power lost mid-write), and a frame of one temperature and the camera's noise (a
+    lens cap left on: no contrast). Both become dead letters (``truncated``, ``no_signal``)."""
     import hashlib
+    import io
     import json
+
+    import numpy as np
+    import tifffile
 
     from pipeline.landing import STAGING_DIR, atomic_write
 
-    rel = f"thermal/frames/{asset_id}/{asset_id}-power-cut.tiff"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    capped = io.BytesIO()
+    cap = 29_515 + np.random.default_rng(0).normal(0.0, 5.0, (120, 160))  # 22 °C, NETD 50 mK
+    tifffile.imwrite(capped, np.rint(cap).astype(np.uint16))
     full = b"II*\x00" + bytes(38_396)  # what a 160x120 uint16 TIFF would weigh
-    cut = full[:1024]
-    atomic_write(landing / rel, cut)
-    line = {"asset_id": asset_id, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
-            "path": rel, "bytes": len(full), "sha256": hashlib.sha256(full).hexdigest(), "kind": "thermal"}
-    atomic_write(landing / "manifests" / f"gateway-{asset_id}-power-cut.jsonl", (json.dumps(line) + "\n").encode(),
-                 staging=landing / STAGING_DIR)
+    blobs = {"power-cut": (full[:1024], full), "lens-covered": (capped.getvalue(), capped.getvalue())}
+    for name, (written, announced) in blobs.items():
+        rel = f"thermal/frames/{asset_id}/{asset_id}-{name}.tiff"
+        atomic_write(landing / rel, written)
+        line = {"asset_id": asset_id, "timestamp": stamp, "path": rel, "bytes": len(announced),
+                "sha256": hashlib.sha256(announced).hexdigest(), "kind": "thermal"}
+        atomic_write(landing / "manifests" / f"gateway-{asset_id}-{name}.jsonl", (json.dumps(line) + "\n").encode(),
+                     staging=landing / STAGING_DIR)

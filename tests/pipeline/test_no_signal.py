@@ -145,3 +145,21 @@ def test_order_state_written_before_the_digests_loads_without_them() -> None:
     old = json.dumps({"order": {}, "last_ms": {"thermal": 5}, "held_since_ms": None})
     state = AssetState.load(old)
     assert state.last_ms == {"thermal": 5} and state.last_digest == {}
+
+
+def test_the_demos_bad_input_reaches_the_dead_letters_with_both_reasons(tmp_path: Path) -> None:
+    """``linewatch demo`` drops a truncated frame and a covered camera's frame half-way through;
+    through the job's ingest function they are dead letters ``truncated`` and ``no_signal``."""
+    from linewatch.cli.demo_cmd import _inject_bad_input
+
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": [
+        {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
+    _inject_bad_input(tmp_path, "MTR-D")
+    ingestor, state = AssetIngestor(job_spec(tmp_path, "x", "redis://unused")), AssetState()
+    reasons = {}
+    for manifest in sorted((tmp_path / "manifests").glob("gateway-MTR-D-*.jsonl")):
+        [line] = manifest.read_text().splitlines()
+        [letter] = [e.message for e in ingestor.on_line(line, state, "MTR-D").entries]
+        assert isinstance(letter, DeadLetter), letter
+        reasons[manifest.stem.split("MTR-D-")[1]] = letter.reason
+    assert reasons == {"lens-covered": DeadLetterReason.NO_SIGNAL, "power-cut": DeadLetterReason.TRUNCATED}
