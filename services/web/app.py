@@ -6,7 +6,7 @@ with uvicorn. Pages and their roles:
 =============================== ========== ===============================================================
 ``/``                           operator   line overview, live (server-sent events)
 ``/alerts``                     operator   alert inbox: ack, shelve, confirm, reject (through the alerts store)
-``/assets/{id}``                operator   thermal frame (°C), spectrogram, PLC trends, verdict history
+``/assets/{id}``                operator   thermal frame (°C), spectrogram, PLC trends, verdict history, inputs refused
 ``/explanations[/{id}]``        engineer   LIME heatmaps and feature bars, rule cause + action, agreement
 ``/drift``                      engineer   p-values over time, reference vs live, cause, shadow disagreement
 ``/models``                     engineer   model cards: metrics, gates, confusion and calibration plots
@@ -337,7 +337,7 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
         history = web.reader.verdict_history(asset_id, 30)
         alerts = [web.alert_view(r) for r in web.store.list(asset_id=asset_id, open_only=False, limit=20)]
         return render_page(request, "asset.html", who, asset_id=asset_id, history=history, alerts=alerts,
-                           tags=_plc_latest(web, asset_id))
+                           tags=_plc_latest(web, asset_id), refused=web.reader.refused_inputs(asset_id))
 
     @app.get("/explanations", response_class=HTMLResponse, include_in_schema=False)
     def explanations_page(request: Request, who: Principal = Depends(page("engineer"))) -> HTMLResponse:
@@ -439,13 +439,15 @@ def create_app(client: redis.Redis, names: StreamNames, settings: WebSettings, u
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    @v1.get("/assets/{asset_id}", summary="An asset: newest verdicts and its alerts")
+    @v1.get("/assets/{asset_id}", summary="An asset: newest verdicts, its alerts and its inputs refused")
     def api_asset(asset_id: str, who: Principal = Depends(api("operator"))) -> dict[str, Any]:
         from services.web.live import verdict_view
 
         return {"asset_id": asset_id,
                 "verdicts": [verdict_view(e, v) for e, v in web.reader.verdict_history(asset_id, 50)],
-                "alerts": [web.alert_view(r) for r in web.store.list(asset_id=asset_id, open_only=False, limit=50)]}
+                "alerts": [web.alert_view(r) for r in web.store.list(asset_id=asset_id, open_only=False, limit=50)],
+                "refused_inputs": [{"entry_id": e} | d.model_dump(mode="json")
+                                   for e, d in web.reader.refused_inputs(asset_id)]}
 
     @v1.get("/assets/{asset_id}/thermal.png", summary="Newest thermal frame, false colour, °C scale")
     def api_thermal(asset_id: str, who: Principal = Depends(api("operator"))) -> Response:

@@ -21,6 +21,7 @@ import redis
 from linewatch.contract import (
     AudioFeatures,
     ContractError,
+    DeadLetter,
     DriftReport,
     Explanation,
     Message,
@@ -108,6 +109,13 @@ class LineReader:
             if got:
                 return got[0][1]
         return None
+
+    def refused_inputs(self, asset_id: str, limit: int = 10, scan: int = 2000) -> list[tuple[str, DeadLetter]]:
+        """The asset's newest dead letters (newest first, at most ``limit``) among the dead-letter
+        stream's newest ``scan`` entries: why a frame, clip or PLC file of it was not read (a covered
+        lens, a frozen camera, a truncated file ...)."""
+        rows = decoded(self.client.xrevrange(self.names.deadletter, count=scan), DeadLetter)
+        return [(e, d) for e, d in rows if d.asset_id == asset_id][:limit]
 
     # -- features -------------------------------------------------------------------------------------
     def latest_features(self, modality: Modality, asset_id: str, scan: int = 500,

@@ -131,3 +131,30 @@ def test_newest_features_of_an_asset_are_found_behind_other_assets(redis_client:
     assert got is not None and got[0] == feats["thermal"]
     assert reader.latest_features(Modality.THERMAL, "PMP-01", scan=32) is None  # the bound holds
     assert reader.latest_features(Modality.THERMAL, "PRS-77") is None
+
+
+def test_asset_page_lists_the_inputs_the_line_refused_and_why(stack: WebStack) -> None:
+    """A covered lens and a frozen microphone of one asset are dead letters; its page and API list them
+    with the reason and what to check, newest first; another asset's are not shown."""
+    from linewatch.contract import DeadLetter, DeadLetterReason
+
+    def letter(asset: str, source: str, reason: DeadLetterReason, detail: str, ref: str, at: int) -> DeadLetter:
+        return DeadLetter(source=source, reason=reason, detail=detail, raw_ref=ref, asset_id=asset, failed_at_ms=at)
+
+    t = 1_700_000_000_000
+    for d in (letter("PMP-01", "pipeline.thermal", DeadLetterReason.NO_SIGNAL,
+                     "the frame has no contrast: check the camera's view", "thermal/frames/PMP-01/a.tiff", t),
+              letter("PRS-02", "pipeline.plc", DeadLetterReason.SCHEMA_ERROR, "no timestamp column", "plc/b.csv", t + 1),
+              letter("PMP-01", "pipeline.audio", DeadLetterReason.DUPLICATE,
+                     "the clip is bit for bit the last accepted audio clip: check that the microphone updates",
+                     "audio/clips/PMP-01/c.wav", t + 2)):
+        seed.add(stack.client, stack.names.deadletter, d)
+    h = stack.http("olga")
+    page = h.get("/assets/PMP-01").text
+    assert "Inputs refused" in page and page.count('class="badge refused"') == 2
+    assert page.index("check that the microphone updates") < page.index("check the camera&#39;s view")
+    assert "no timestamp column" not in page
+    refused = h.get("/api/v1/assets/PMP-01").json()["refused_inputs"]
+    assert [(r["reason"], r["raw_ref"]) for r in refused] == [("duplicate", "audio/clips/PMP-01/c.wav"),
+                                                             ("no_signal", "thermal/frames/PMP-01/a.tiff")]
+    assert "Inputs refused" not in h.get("/assets/CNV-03").text  # nothing refused: no section
