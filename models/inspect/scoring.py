@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +97,18 @@ def expand_inputs(paths: list[Path], skip: Collection[Path] = ()) -> list[Path]:
                                     f"{', '.join(sorted(MODALITY_BY_SUFFIX))})")
         out += found
     return out
+
+
+@contextmanager
+def healthy_file(path: Path, option: str) -> Iterator[None]:
+    """A healthy reference that cannot be read names itself and its option in the error (the
+    reason alone would read as if the file scored were wrong)."""
+    try:
+        yield
+    except InspectInputError:
+        raise
+    except ValueError as exc:
+        raise InspectInputError(f"{path} ({option}): {exc}") from exc
 
 
 def asset_from_name(path: Path) -> str | None:
@@ -382,8 +395,9 @@ class Inspector:
         speeds: dict[str, list[float]] = defaultdict(list)
         for path in healthy:
             aid = self.healthy_asset(Path(path), asset_id, "recording")
-            x, rate = read_wav(Path(path))
-            vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
+            with healthy_file(path, "--healthy-audio"):
+                x, rate = read_wav(Path(path))
+                vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
             levels[aid] += [clip_levels(v) for v in vectors]
             speeds[aid] += [clip_speed(v) for v in vectors]
         return {aid: HealthyLevels(tuple(float(v) for v in np.median(np.stack(rows), axis=0)), speed_range(speeds[aid]))
@@ -399,7 +413,8 @@ class Inspector:
         refs: dict[str, list[ThermalReference]] = defaultdict(list)
         for path in healthy:
             aid = self.healthy_asset(Path(path), asset_id, "frame")
-            refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
+            with healthy_file(path, "--healthy-thermal"):
+                refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
         return dict(refs)
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None,

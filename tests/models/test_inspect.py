@@ -882,3 +882,18 @@ def test_a_sensor_that_recorded_nothing_is_reported_and_a_dropout_is_skipped(pla
     assert blank.label is None and "no contrast" in blank.error and "covered lens" in blank.error
     assert silent.label is None and "silent" in silent.error and "check the microphone" in silent.error
     assert dropout.error is None and dropout.label == "bearing_wear", dropout.probabilities
+
+
+def test_a_healthy_reference_that_recorded_nothing_is_named_in_the_error(plant, tmp_path) -> None:
+    """``--healthy-thermal`` / ``--healthy-audio`` files that cannot be read name themselves and their
+    option (before, the reason alone read as if the file scored were wrong)."""
+    root, cases = plant
+    wav, tif, _ = cases["normal"]
+    blank, silent = tmp_path / f"PMP-01-{STAMP}-ref.tiff", tmp_path / f"PMP-01-{STAMP}-ref.wav"
+    blank.write_bytes(encode_tiff(np.full((120, 160), 29_515, np.uint16)))
+    silent.write_bytes(encode_wav(np.zeros(48_000, np.int16), 16_000))
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    with pytest.raises(InspectInputError, match=r"-ref\.tiff \(--healthy-thermal\): the frame has no contrast"):
+        inspector.score([tif], healthy_thermal=[blank])
+    with pytest.raises(InspectInputError, match=r"-ref\.wav \(--healthy-audio\): the clip is silent"):
+        inspector.score([wav], healthy_audio=[silent])
