@@ -1,7 +1,9 @@
 """A sensor that records nothing, in the live line (the ingestor the Flink function runs, real landing
 zone): a thermal frame without contrast (a covered lens, a closed shutter) and a silent clip go to
-the dead letters as ``no_signal`` with what to check. Before, the frame was scored (as a healthy
-machine) and the clip failed inside the features as a ``processing_error``."""
+the dead letters as ``no_signal`` with what to check, and a frame or clip that repeats its asset's
+last one bit for bit (a frozen sensor) as ``duplicate``. Before, the frame and the repeats were
+scored (the frame as a healthy machine) and the clip failed inside the features as a
+``processing_error``. Also the demo's injected bad input."""
 
 from __future__ import annotations
 
