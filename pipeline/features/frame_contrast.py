@@ -8,9 +8,11 @@ live line refuses it with the reason ``no_signal`` (:func:`pipeline.validation.c
 
 The contrast is the span from the 1st to the 99th percentile of the frame's 2 × 2 pixel means: a
 camera's temporal noise (NETD 0.03–0.1 K) halves, dead pixels and a lug of a few pixels fall
-outside the percentiles (58 µs on a 160 × 120 frame here). Our simulated scenes span 8 K and more
-with the machine running and 1.6 K and more with it at the hall's temperature (the hall's
-gradient and clutter); a capped camera of NETD 0.1 K with a 0.2 K vignette spans 0.3 K.
+outside the percentiles (``thermal.check_frame`` in ``bench/bench_features.py``: 60 µs on a
+160 × 120 frame here). Our simulated machines span 1.6 K and more stopped at their hall's
+temperature (the hall's gradient and clutter; ``tests/pipeline/test_no_signal.py``) and 8 K and
+more running (a one-off probe of 150 randomised samples); a capped camera of NETD 0.1 K with a
+0.2 K vignette spans 0.3 K.
 
 >>> import numpy as np
 >>> cap = 21.0 + np.random.default_rng(0).normal(0.0, 0.1, (120, 160))  # lens cap, NETD 100 mK

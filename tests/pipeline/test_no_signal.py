@@ -16,6 +16,7 @@ import numpy as np
 from linewatch.contract import AudioFeatures, DeadLetter, DeadLetterReason, ThermalFeatures
 from linewatch.simulator.assets import make_fleet
 from linewatch.simulator.config import SimulatorConfig
+from linewatch.simulator.domain import DOMAINS, domain_fleet
 from linewatch.simulator.drift import DriftState
 from linewatch.simulator.physics import Snapshot
 from linewatch.simulator.thermal import ThermalCamera
@@ -43,14 +44,15 @@ def covered_lens(rng: np.random.Generator, netd_k: float) -> np.ndarray:
     return np.rint(HALL_CK + vignette + rng.normal(0, 100 * netd_k, (120, 160))).astype(np.uint16)
 
 
-def cold_machine_frames() -> list[np.ndarray]:
-    """The plant simulator's machines stopped long enough to reach their hall's 20 °C."""
+def cold_machine_frames(fleet: list | None = None) -> list[np.ndarray]:
+    """Machines (default: the plant simulator's) stopped long enough to reach their hall's 20 °C."""
     amb = 20.0
     snap = Snapshot(t=0, run=0, speed_frac=0, load=0, stroke=0, shaft_hz=0, current_a=0, current_ratio=0,
                     bearing_c=amb, nde_c=amb, winding_c=amb, hotspot_k=0, driven_c=amb, coupling_c=amb,
                     ambient_c=amb, vibration_mm_s=0, pressure_bar=0, fault="normal", severity=0, effect=0, variant="")
     profile = SimulatorConfig().profile
-    return [ThermalCamera(a, profile).render(snap, DriftState(), np.random.default_rng(1)) for a in make_fleet(12, seed=7)]
+    fleet = make_fleet(12, seed=7) if fleet is None else fleet
+    return [ThermalCamera(a, profile).render(snap, DriftState(), np.random.default_rng(1)) for a in fleet]
 
 
 def test_a_frame_without_contrast_is_refused_with_what_to_check(tmp_path: Path) -> None:
@@ -76,6 +78,9 @@ def test_frames_with_little_contrast_are_still_read(tmp_path: Path) -> None:
     for msg, counters in read(tmp_path, [("thermal", tiff_bytes(f)) for f in (warm, *cold)]):
         assert isinstance(msg, ThermalFeatures), msg
         assert "deadletters" not in counters
+    # the randomised fleets the models train on (other frame sizes, halls, cameras): 1.6 K and more
+    randomised = [f for d in ("train", "unseen") for f in cold_machine_frames(domain_fleet(30, 5, DOMAINS[d]))]
+    assert min(frame_contrast_k(f / 100.0) for f in randomised) > 3 * MIN_CONTRAST_K
 
 
 def test_a_silent_clip_is_refused_as_no_signal_not_as_a_processing_error(tmp_path: Path) -> None:
