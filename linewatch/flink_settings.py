@@ -158,6 +158,13 @@ class FlinkSettings(BaseModel):
         "or a camera that was moved (raise the number to do it again). The stats counter thermal_reference_reset "
         "counts it.",
     )
+    sensor_alert_after: int = Field(
+        default=5, ge=0,
+        description="After this many inputs of one asset's sensor refused in a row (dead letters: a covered lens, a "
+        "frozen camera, a silent microphone, files cut short ...), ask the alerts service for a sensor_fault alert "
+        "(AlertRequest source 'sensor'); the sensor's next accepted input clears it. 0: no such alerts "
+        "(pipeline.sensor_refusals).",
+    )
     reorder_timeout_ms: int = Field(
         default=30_000, ge=1,
         description="While lines of an asset are held back for a missing seq without progress, look again this "

@@ -7,7 +7,8 @@ state                     content                                   read / writt
 ========================  =======================================  =========================
 ``asset-order`` (value)   gateway order per sequence, last accepted  every line (≈ 250 bytes)
                           frame/clip time and digest, reorder
-                          timer start
+                          timer start, a sensor's inputs refused
+                          in a row (only while there are some)
 ``held-lines`` (map)      lines held back until a missing ``seq``    only while lines are held
                           arrives, one map entry per line
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
@@ -45,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from pipeline.features.region_check import RegionCheck
+from pipeline.sensor_refusals import RefusalRun
 
 MAX_SKIPPED_RANGES = 32
 """Gaps remembered per sequence, so that a line of a skipped seq that turns up after all is
@@ -151,6 +153,7 @@ class AssetState:
     order: dict[str, dict[int, EpochOrder]] = field(default_factory=dict)
     last_ms: dict[str, int] = field(default_factory=dict)  # newest accepted frame/clip per modality
     last_digest: dict[str, str] = field(default_factory=dict)  # its content digest (pipeline.validation.repeats)
+    refusals: dict[str, RefusalRun] = field(default_factory=dict)  # inputs refused in a row (pipeline.sensor_refusals)
     held_since_ms: int | None = None  # processing time since which lines are held without progress
     held_lines: HeldLines = field(default_factory=MemoryHeldLines)
     plc_loader: Callable[[], str | None] | None = None
@@ -340,6 +343,7 @@ class AssetState:
                 "last_ms": self.last_ms,
                 "last_digest": self.last_digest,
                 "held_since_ms": self.held_since_ms,
+                **({"refusals": {k: r.to_json() for k, r in self.refusals.items()}} if self.refusals else {}),
             },
             separators=(",", ":"),
         )
@@ -375,6 +379,7 @@ class AssetState:
             state.last_ms = {k: int(v) for k, v in data.get("last_ms", {}).items()}
             state.last_digest = {k: str(v) for k, v in data.get("last_digest", {}).items()}  # none before
             state.held_since_ms = data.get("held_since_ms")
+            state.refusals = {k: RefusalRun.from_json(v) for k, v in data.get("refusals", {}).items()}  # none before
         return state
 
     def copy_through_storage(self) -> AssetState:

@@ -12,12 +12,13 @@ and the handler of its kind (``pipeline.handlers``: decode, validate, features).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import time
 from pathlib import Path
 
-from linewatch.contract import DeadLetterReason
+from linewatch.contract import DeadLetter, DeadLetterReason
 from pipeline.asset_state import AssetState
 from pipeline.decoders.errors import RejectedInput
 from pipeline.handlers import HANDLERS, Blob, HandlerContext
@@ -26,6 +27,8 @@ from pipeline.landing.contract import ManifestEntry, ManifestError, Probe, parse
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.zone import read_blob
 from pipeline.ordering import Admission, GatewayOrder
+from pipeline.redis_sink import PendingEntry
+from pipeline.sensor_refusals import SENDER, accepted, refused
 from pipeline.stage_times import BlobTimes
 from pipeline.step import StepOutput
 
@@ -164,16 +167,43 @@ class AssetIngestor:
                                            held=entry.text != self._seen_text))
         except RejectedInput as exc:
             self.ctx.dead.rejection(out, source, exc, asset_id=entry.asset_id)
+            out.accepted = False
         except Exception as exc:  # bad input must never kill the job
             log.exception("processing %s failed", entry.path)
             self.ctx.dead.add(out, source, DeadLetterReason.PROCESSING_ERROR,
                               f"{type(exc).__name__}: {exc}; report this with the file attached", entry.path,
                               "", entry.asset_id, entry.event_time_ms)
+            out.accepted = False
+        self._watch_sensor(entry, state, out)
         out.count(f"blobs.{entry.kind}")
         if closed_ms is not None:
             out.closed_ms += [(i, closed_ms) for i, e in enumerate(out.entries) if e.hwm_key is not None]
         self._archive(out, path)
         return out
+
+    def _watch_sensor(self, entry: ManifestEntry, state: AssetState, out: StepOutput) -> None:
+        """Count a sensor's input refused (its last dead letter) or end its run of refusals at an
+        accepted one; the alert request that asks for, written once (``pipeline.sensor_refusals``)."""
+        if entry.kind not in SENDER:
+            return
+        if out.accepted:
+            request = accepted(state.refusals, entry.kind, entry.asset_id, entry.event_time_ms)
+        else:
+            letters = [e.message for e in out.entries if isinstance(e.message, DeadLetter)]
+            last_ms = state.last_ms.get(entry.kind)
+            if not letters or letters[-1].reason is DeadLetterReason.LATE or (
+                    last_ms is not None and entry.event_time_ms <= last_ms):
+                return  # a late or replayed input says nothing about the sensor now
+            request = refused(state.refusals, entry.kind, entry.asset_id, letters[-1],
+                              self.spec.flink.sensor_alert_after)
+        if request is None:
+            return
+        names = self.spec.names
+        digest = hashlib.sha1("\x1f".join((request.episode_key, request.state, entry.path,
+                                            str(entry.event_time_ms))).encode()).hexdigest()[:24]
+        out.entries.append(PendingEntry(stream=names.alert_requests(), message=request,
+                                        dedup_key=names.ingest_request_dedup(digest)))
+        out.count(f"sensor_alerts.{request.state}")
 
     def _archive(self, out: StepOutput, path: Path) -> None:
         if self._archive_root not in path.parents:

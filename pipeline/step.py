@@ -28,6 +28,7 @@ class StepOutput:
     recheck: bool = False  # a decision waits for the manifest index to list a line: look again soon
     probe: str | None = None
     times: list[BlobTimes] = field(default_factory=list)  # stage stamps of the blobs handled (pipeline.stage_times)
+    accepted: bool = False  # a handler accepted its blob's input (a frame, a clip, PLC samples): pipeline.sensor_refusals
 
     def count(self, name: str, n: int = 1) -> None:
         if n:

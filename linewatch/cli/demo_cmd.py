@@ -40,8 +40,8 @@ def demo(
     bad_input: bool = typer.Option(
         True, "--bad-input/--no-bad-input",
         help="Half-way through, drop a truncated thermal frame into the landing zone, as a failing gateway would, "
-        "and a frame of a camera whose lens is covered: they show up as dead letters (truncated, no_signal) while "
-        "the line keeps running.",
+        "and five frames of a camera whose lens is covered: they show up as dead letters (truncated, no_signal) "
+        "while the line keeps running, and the covered camera as a sensor_fault alert until its next real frame.",
     ),
     keep: bool = typer.Option(False, "--keep", help="Keep the demo's landing zone and state afterwards."),
     services: bool = typer.Option(True, "--services/--no-services",
@@ -222,10 +222,12 @@ def _run_line(
         live.update(render(arrivals, sampler, time.monotonic() - start, "line stopped", view))
 
 
-def _inject_bad_input(landing: Path, asset_id: str) -> None:
+def _inject_bad_input(landing: Path, asset_id: str, covered: int = 5) -> None:
     """What a failing gateway and a covered camera send: a frame whose manifest announces more bytes
-    than it has (power lost mid-write), and a frame of one temperature and the camera's noise (a
-    lens cap left on: no contrast). Both become dead letters (``truncated``, ``no_signal``)."""
+    than it has (power lost mid-write), and ``covered`` frames, 0.1 s apart, of one temperature and
+    the camera's noise (a lens cap left on: no contrast). All become dead letters (``truncated``,
+    ``no_signal``); with the default ``flink.sensor_alert_after`` (5) the covered frames also raise a
+    ``sensor_fault`` alert, which the camera's next real frame returns to normal."""
     import hashlib
     import io
     import json
@@ -235,16 +237,25 @@ def _inject_bad_input(landing: Path, asset_id: str) -> None:
 
     from pipeline.landing import STAGING_DIR, atomic_write
 
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
-    capped = io.BytesIO()
-    cap = 29_515 + np.random.default_rng(0).normal(0.0, 5.0, (120, 160))  # 22 °C, NETD 50 mK
-    tifffile.imwrite(capped, np.rint(cap).astype(np.uint16))
+    now_ms = int(time.time() * 1000)
+
+    def stamp(ms: int) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+
     full = b"II*\x00" + bytes(38_396)  # what a 160x120 uint16 TIFF would weigh
-    blobs = {"power-cut": (full[:1024], full), "lens-covered": (capped.getvalue(), capped.getvalue())}
-    for name, (written, announced) in blobs.items():
-        rel = f"thermal/frames/{asset_id}/{asset_id}-{name}.tiff"
-        atomic_write(landing / rel, written)
-        line = {"asset_id": asset_id, "timestamp": stamp, "path": rel, "bytes": len(announced),
-                "sha256": hashlib.sha256(announced).hexdigest(), "kind": "thermal"}
-        atomic_write(landing / "manifests" / f"gateway-{asset_id}-{name}.jsonl", (json.dumps(line) + "\n").encode(),
+    frames: dict[str, list[tuple[str, bytes, bytes]]] = {"power-cut": [("power-cut", full[:1024], full)], "lens-covered": []}
+    for k in range(covered):
+        capped = io.BytesIO()
+        cap = 29_515 + np.random.default_rng(k).normal(0.0, 5.0, (120, 160))  # 22 °C, NETD 50 mK
+        tifffile.imwrite(capped, np.rint(cap).astype(np.uint16))
+        frames["lens-covered"].append((f"lens-covered-{k}", capped.getvalue(), capped.getvalue()))
+    for name, blobs in frames.items():
+        lines = []
+        for k, (blob, written, announced) in enumerate(blobs):
+            rel = f"thermal/frames/{asset_id}/{asset_id}-{blob}.tiff"
+            atomic_write(landing / rel, written)
+            lines.append(json.dumps({"asset_id": asset_id, "timestamp": stamp(now_ms + 100 * k), "path": rel,
+                                     "bytes": len(announced), "sha256": hashlib.sha256(announced).hexdigest(),
+                                     "kind": "thermal"}))
+        atomic_write(landing / "manifests" / f"gateway-{asset_id}-{name}.jsonl", "".join(f"{x}\n" for x in lines).encode(),
                      staging=landing / STAGING_DIR)

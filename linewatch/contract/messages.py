@@ -302,12 +302,13 @@ class Alert(Message):
 
 
 class AlertRequest(Message):
-    """A request from another stage (governance: drift; services: backpressure) to raise or clear an
-    alert. The alerts service routes it exactly like a verdict episode (states, dedup, shelving,
-    MQTT, webhooks). Written on ``StreamNames.alert_requests()``."""
+    """A request from another stage (governance: drift; services: backpressure; the ingestion job:
+    ``sensor``, a sensor whose inputs it keeps refusing) to raise or clear an alert. The alerts
+    service routes it exactly like a verdict episode (states, dedup, shelving, MQTT, webhooks).
+    Written on ``StreamNames.alert_requests()``."""
 
     SCHEMA: ClassVar[str] = "alert.request"
-    source: str = Field(description='Who asks: "drift", "model", "backpressure", ...')
+    source: str = Field(description='Who asks: "drift", "model", "backpressure", "sensor", ...')
     episode_key: str = Field(description="Dedup key: one alert per key while it is raised.")
     asset_id: str = Field(description='The asset, or "fleet" for the whole line.')
     label: str

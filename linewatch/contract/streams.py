@@ -154,6 +154,11 @@ class StreamNames:
         """Dedup key (``SET NX``) of one dead letter of the ingestion job: same slot as :attr:`deadletter`."""
         return f"{self.prefix}:ingest:dedup:{{{self.deadletter}}}:{digest}"
 
+    def ingest_request_dedup(self, digest: str) -> str:
+        """Dedup key (``SET NX``) of one ``AlertRequest`` of the ingestion job (a sensor whose inputs it
+        keeps refusing): same slot as :meth:`alert_requests`."""
+        return f"{self.prefix}:ingest:dedup:{{{self.alert_requests()}}}:{digest}"
+
     def ingest_stats(self) -> str:
         """Hash of the ingestion job's counters and latency (read by ``linewatch demo``)."""
         return f"{self.prefix}:ingest:stats"
@@ -177,7 +182,8 @@ class StreamNames:
 
     # -- services (issue 9): operator streams, leases, worker state ---------------------------------
     def alert_requests(self) -> str:
-        """Requests to raise/clear an alert from other stages (``AlertRequest``; governance writes)."""
+        """Requests to raise/clear an alert from other stages (``AlertRequest``: governance for drift, the
+        workers for backpressure, the ingestion job for a sensor whose inputs it keeps refusing)."""
         return f"{self.prefix}:alert-requests"
 
     def feedback(self) -> str:

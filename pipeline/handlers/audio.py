@@ -53,6 +53,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         ctx.dead.rejection(out, "pipeline.audio", problem, blob.asset_id)
         return
     state.last_ms["audio"], state.last_digest["audio"] = entry.event_time_ms, digest
+    out.accepted = True
     learner = audio_baseline(ctx, state, blob.asset_id, out)
     msg = audio_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, samples, rate,
                                  asset=blob.info, source=blob.ref, ingest_time_ms=int(time.time() * 1000),

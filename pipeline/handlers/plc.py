@@ -108,6 +108,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                 and (state.motor_current is None or sample.timestamp_ms >= state.motor_current[0])):
             state.motor_current = (sample.timestamp_ms, sample.value)  # what a thermal frame's load is read by
     ctx.dead.per_line(out, "pipeline.plc", errors, blob.asset_id, blob.ref)
+    out.accepted = newest is not None  # some of its samples were taken
     if foreign:
         ctx.dead.add(out, "pipeline.plc", DeadLetterReason.SCHEMA_ERROR,
                      f"{foreign} rows name another asset than the manifest's {blob.asset_id!r}", blob.ref,

@@ -39,6 +39,7 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         ctx.dead.rejection(out, "pipeline.thermal", problem, blob.asset_id)
         return
     state.last_ms["thermal"], state.last_digest["thermal"] = entry.event_time_ms, digest
+    out.accepted = True
     frame, dead = repair_frame(frame, ctx.frame_limits)
     if dead:
         out.count("thermal_dead_pixels_filled", dead)

@@ -40,6 +40,7 @@ def test_keys_written_together_share_a_hash_slot() -> None:
         assert all(k.startswith("lw:") for k in together)  # SCAN MATCH lw:* and ACL ~lw:* still cover them
     assert len({key_slot(names.verdicts_shard(s).encode()) for s in range(4)}) == 4  # shards spread out
     assert key_slot(names.ingest_dedup("0f").encode()) == key_slot(names.deadletter.encode())
+    assert key_slot(names.ingest_request_dedup("0f").encode()) == key_slot(names.alert_requests().encode())
     for bad in ("", "l{w", "lw}"):
         with pytest.raises(ValueError, match="brace|non-empty"):
             StreamNames(prefix=bad)

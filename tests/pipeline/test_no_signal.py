@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linewatch.contract import AudioFeatures, DeadLetter, DeadLetterReason, ThermalFeatures
+from linewatch.contract import AlertRequest, AudioFeatures, DeadLetter, DeadLetterReason, ThermalFeatures
 from linewatch.simulator.assets import make_fleet
 from linewatch.simulator.config import SimulatorConfig
 from linewatch.simulator.domain import DOMAINS, domain_fleet
@@ -154,19 +154,24 @@ def test_order_state_written_before_the_digests_loads_without_them() -> None:
     assert state.last_ms == {"thermal": 5} and state.last_digest == {}
 
 
-def test_the_demos_bad_input_reaches_the_dead_letters_with_both_reasons(tmp_path: Path) -> None:
-    """``linewatch demo`` drops a truncated frame and a covered camera's frame half-way through;
-    through the job's ingest function they are dead letters ``truncated`` and ``no_signal``."""
+def test_the_demos_bad_input_reaches_the_dead_letters_and_raises_a_sensor_alert(tmp_path: Path) -> None:
+    """``linewatch demo`` drops a truncated frame and five frames of a covered camera half-way through;
+    through the job's ingest function they are dead letters ``truncated`` and ``no_signal``, and the
+    covered camera's fifth frame asks for a ``sensor_fault`` alert (``pipeline.sensor_refusals``)."""
     from linewatch.cli.demo_cmd import _inject_bad_input
 
     (tmp_path / "assets.json").write_text(json.dumps({"assets": [
         {"asset_id": "MTR-D", "asset_type": "fan", "regions": REGIONS}]}))
     _inject_bad_input(tmp_path, "MTR-D")
     ingestor, state = AssetIngestor(job_spec(tmp_path, "x", "redis://unused")), AssetState()
-    reasons = {}
+    reasons: dict[str, list[DeadLetterReason]] = {}
+    requests = []
     for manifest in sorted((tmp_path / "manifests").glob("gateway-MTR-D-*.jsonl")):
-        [line] = manifest.read_text().splitlines()
-        [letter] = [e.message for e in ingestor.on_line(line, state, "MTR-D").entries]
-        assert isinstance(letter, DeadLetter), letter
-        reasons[manifest.stem.split("MTR-D-")[1]] = letter.reason
-    assert reasons == {"lens-covered": DeadLetterReason.NO_SIGNAL, "power-cut": DeadLetterReason.TRUNCATED}
+        for line in manifest.read_text().splitlines():
+            messages = [e.message for e in ingestor.on_line(line, state, "MTR-D").entries]
+            assert isinstance(messages[0], DeadLetter), messages
+            reasons.setdefault(manifest.stem.split("MTR-D-")[1], []).append(messages[0].reason)
+            requests += [m for m in messages[1:] if isinstance(m, AlertRequest)]
+    assert reasons == {"lens-covered": [DeadLetterReason.NO_SIGNAL] * 5, "power-cut": [DeadLetterReason.TRUNCATED]}
+    [request] = requests
+    assert (request.label, request.state, request.details["reason"]) == ("sensor_fault", "raise", "no_signal")
