@@ -4,7 +4,8 @@ exactly one entry or exactly one dead letter with a reason, and every manifest i
 One job serves the module; each test uses its own asset. Each case failed on the code before
 issue 8 (docs/ingestion.md, "Hostile gateways"): older epochs and a clock set back were dropped
 silently, rejected lines kept their manifest forever, a reused seq was dropped as a replay, blank
-lines became dead letters, a future PLC row poisoned its asset, a 2 GB "frame" was read.
+lines became dead letters, a future PLC row poisoned its asset, a 2 GB "frame" was read. Also a
+camera whose lens is covered: its run of refused frames raises a sensor alert.
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import redis
 
-from linewatch.contract import DeadLetterReason, StreamNames
+from linewatch.contract import AlertRequest, DeadLetterReason, StreamNames
 from pipeline.landing import ManifestWriter, format_time_ms
 from pipeline.runner import IngestJob
 from tests.pipeline.conftest import feature_entries, make_job, read_stream, scene_frame, tiff_bytes, wait_for
+from tests.pipeline.test_no_signal import covered_lens
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
-ASSETS = ["EPO-1", "CLK-1", "PAR-1", "REU-1", "CRL-1", "PLC-1", "BIG-1"]
+ASSETS = ["EPO-1", "CLK-1", "PAR-1", "REU-1", "CRL-1", "PLC-1", "BIG-1", "COV-1"]
 T0 = 1_795_960_800_000  # 2026-11-29T14:00:00Z
 
 
@@ -186,3 +189,26 @@ def test_a_2_gb_frame_is_a_dead_letter(job, landing, ingest_redis, names) -> Non
     wait_for(lambda: dead_of(ingest_redis, names, "BIG-1"), 60, "the dead letter", job)
     assert [d.reason for d in dead_of(ingest_redis, names, "BIG-1")] == [DeadLetterReason.OUT_OF_RANGE]
     wait_archived(job, [manifest])
+
+
+def test_a_covered_camera_raises_a_sensor_alert_and_its_next_frame_clears_it(job, landing, ingest_redis,
+                                                                             names) -> None:
+    """Five frames in a row without contrast (``flink.sensor_alert_after``): one ``sensor_fault``
+    request; the next real frame: one clear (pipeline.sensor_refusals, the count in Flink state)."""
+    writer = ManifestWriter(landing, epoch=1, name_prefix="cov")
+    blobs = [frame(0), *(tiff_bytes(covered_lens(np.random.default_rng(k), 0.05)) for k in range(5)), frame(1)]
+    manifests = [writer.publish([writer.write_blob(f"thermal/frames/COV-1/{k}.tiff", data, "COV-1", T0 + 1000 * k)])
+                 for k, data in enumerate(blobs)]
+
+    def requests() -> list[AlertRequest]:
+        return [m for _, m in read_stream(ingest_redis, names.alert_requests())
+                if isinstance(m, AlertRequest) and m.asset_id == "COV-1"]
+
+    wait_for(lambda: len(requests()) == 2, 60, "the sensor alert's raise and clear", job)
+    raise_, clear = requests()
+    assert (raise_.state, raise_.label, raise_.details["refused"], raise_.event_time_ms) == (
+        "raise", "sensor_fault", 5, T0 + 5000)
+    assert (clear.state, clear.event_time_ms) == ("clear", T0 + 6000)
+    assert [d.reason for d in dead_of(ingest_redis, names, "COV-1")] == [DeadLetterReason.NO_SIGNAL] * 5
+    assert frames_of(ingest_redis, names, "COV-1") == [T0, T0 + 6000]
+    wait_archived(job, manifests)

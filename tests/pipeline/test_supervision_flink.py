@@ -138,10 +138,14 @@ def test_crash_restart_cycles_keep_temp_bounded(
             gone_s.append(poll(lambda: not alive(job_pid) and not alive(jvm_pid), GONE_WITHIN_S,
                                "job and JVM to exit", log))
         wait_running(cli, landing, tmp_path / "cli-3.log")
-    finally:
+    except BaseException:  # stop the CLI in hand without hiding why the test failed
         if cli.poll() is None:
-            cli.send_signal(signal.SIGTERM)
-            assert cli.wait(timeout=90) == 0
+            os.killpg(cli.pid, signal.SIGKILL)
+            cli.wait()
+        raise
+    cli.send_signal(signal.SIGTERM)
+    code = cli.wait(timeout=90)
+    assert code == 0, f"exit {code} on SIGTERM:\n{(tmp_path / 'cli-3.log').read_text(errors='replace')[-3000:]}"
     runs, used = root.usage()
     print(f"temp after {len(usage)} crash cycles: {runs} run dirs, {used / 1e6:.1f} MB; during runs {usage}; "
           f"job + JVM gone {', '.join(f'{s:.1f}' for s in gone_s)} s after each kill -9")
