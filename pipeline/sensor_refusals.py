@@ -13,11 +13,10 @@ diagnostic alarms of ISA-18.2 / IEC 62682; a bad quality status in OPC UA).
 restart). When the count reaches ``flink.sensor_alert_after`` (default 5; 0 turns it off) it asks
 the alerts service for an alert, once per run: an ``AlertRequest`` with source ``sensor``, label
 ``sensor_fault`` and episode ``sensor:<asset>:<modality>``, whose message names the last reason and
-its dead letter's advice. Inputs older than the modality's last accepted one (a late file, a
-gateway sending again what was read) say nothing about the sensor now and are not counted. The
-modality's next accepted input (:func:`accepted`) ends the run and,
-if an alert was asked for, asks to clear it. A few refusals between accepted inputs (a late
-file, one corrupt frame) raise nothing.
+its dead letter's advice. The modality's next accepted input (:func:`accepted`) ends the run and,
+if an alert was asked for, asks to clear it. A few refusals between accepted inputs (one corrupt
+frame) raise nothing, and the job does not count an input older than the modality's last accepted
+one (a late file, a gateway sending again what was read): it says nothing about the sensor now.
 
 >>> from linewatch.contract import DeadLetter, DeadLetterReason
 >>> runs: dict[str, RefusalRun] = {}
