@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from linewatch.contract import DeadLetterReason
+from linewatch.contract import DeadLetter, DeadLetterReason
 from linewatch.flink_settings import ValidationSettings
 from linewatch.settings import Settings
 from pipeline.asset_state import AssetState
@@ -87,7 +87,7 @@ class Run:
                 if e.hwm_key is not None and e.stream.split(":")[2] == kind]
 
     def dead(self) -> list:
-        return [e.message for e in self.out.entries if e.hwm_key is None]
+        return [e.message for e in self.out.entries if isinstance(e.message, DeadLetter)]  # not alert requests
 
     def janitor_empties_the_directory(self) -> None:
         zone = LandingZone(self.landing)
