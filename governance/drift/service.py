@@ -479,7 +479,9 @@ def _finite(x: float) -> float:
 
 
 class FeedbackDriftHandler:
-    """Handler of ``drift.feedback``: river detectors on the operators' confirm/reject stream."""
+    """Handler of ``drift.feedback``: river detectors on the operators' confirm/reject stream. Only
+    feedback on alerts raised by a verdict counts: confirming or rejecting a drift, backpressure or
+    sensor alert (``Feedback.source``) says nothing about the models' error rate."""
 
     def __init__(self, names: StreamNames, settings: DriftSettings, drift_metrics: DriftMetrics, maxlen: int,
                  clock: Callable[[], float] = time.time) -> None:
@@ -502,6 +504,9 @@ class FeedbackDriftHandler:
             if msg is None:
                 continue
             assert isinstance(msg, Feedback)
+            if msg.source != "verdict":  # an outcome on a drift, backpressure or sensor alert: no model's error
+                batch.ack(entry)
+                continue
             commit = batch.commit(batch.shard(entry))
             error = msg.outcome == "rejected"
             keys: list[tuple[str, str, ModelRef | None]] = [("all", "fused", None)]

@@ -176,6 +176,29 @@ def test_feedback_error_drift_raises_on_a_jump_in_rejections(redis_client: redis
     assert requests[0].episode_key == "drift:error:all" and requests[0].state == "raise"
 
 
+def test_feedback_on_alerts_not_raised_by_a_verdict_is_no_model_error(redis_client: redis.Redis,
+                                                                      stream_names: StreamNames) -> None:
+    """Operators rejecting sensor alerts (a camera that was only being cleaned) amid confirmed
+    verdicts: the models' error stream does not see them, so no error drift is raised."""
+    names = stream_names
+    settings = DriftSettings(modalities=("plc",), shadow=False, block_ms=50, error_detectors=("ADWIN",))
+    pipe = redis_client.pipeline(transaction=False)
+    n = 0
+    for i in range(700):
+        sensor = i >= 400 and i % 2 == 0
+        fb = Feedback(alert_id=f"A{i}", asset_id="PMP-01", predicted_label="sensor_fault" if sensor else "bearing_wear",
+                      outcome="rejected" if sensor else "confirmed", user="op", time_ms=T0 + i * 1000,
+                      source="sensor" if sensor else "verdict")
+        pipe.xadd(names.feedback(), encode_message(fb))
+        n += 1
+    pipe.execute()
+    worker = _worker(drift_workers(redis_client, names, settings), "drift.feedback")
+    with running(worker):
+        wait_for(lambda: worker.stats.handled >= n, 60, "all feedback")
+    assert not [m for m in _messages(redis_client, names.drift()) if isinstance(m, DriftReport)]
+    assert not [m for m in _messages(redis_client, names.alert_requests()) if isinstance(m, AlertRequest)]
+
+
 def test_serve_drift_process_exports_metrics_and_stops_on_sigterm(redis_url: str, redis_client: redis.Redis,
                                                                    stream_names: StreamNames, tmp_path: Path) -> None:
     import signal
