@@ -108,6 +108,7 @@ def test_a_covered_camera_raises_one_alert_and_its_next_frame_clears_it(tmp_path
         replay.feed(entry)
     assert [r.model_dump() for r in replay.requests()] == [r.model_dump() for r in line.requests()]
     sink.write(replay.entries)
+    sink.close()
     written = [decode_message(f) for _, f in redis_client.xrange(stream_names.alert_requests())]
     assert [(r.state, r.event_time_ms) for r in written] == [("raise", raise_.event_time_ms),
                                                            ("clear", clear.event_time_ms)]
