@@ -31,6 +31,7 @@ from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_p
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
 from pipeline.features.asset_profile import AssetProfile, unknown_regions_note
+from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.plc_running import NOT_RUNNING_STAT, RUN_UP_MS, follow_run
@@ -517,6 +518,8 @@ class Inspector:
                     else:
                         if profile.unknown_regions:
                             result.warnings.append(unknown_regions_note(profile.unknown_regions))
+                        if profile.unreadable_regions:
+                            result.warnings.append(unreadable_regions_note(profile.unreadable_regions))
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path, result.warnings),
                                                        profile, source=str(path), warnings=result.warnings,
                                                        references=references.get(aid, ()))

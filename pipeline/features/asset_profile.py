@@ -47,6 +47,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pipeline.features.region_boxes import parse_regions
+
 #: Approximate geometry of common motor bearings: designation -> (n, ball d, pitch D mm, contact angle).
 KNOWN_BEARINGS: dict[str, tuple[int, float, float, float]] = {
     "6202": (8, 5.95, 25.0, 0.0), "6203": (8, 6.75, 28.5, 0.0), "6204": (8, 7.94, 33.5, 0.0),
@@ -246,45 +248,32 @@ def unknown_regions_note(names: tuple[str, ...]) -> str:
             "junction_box): they only mask the background; rename them if they are one of those parts")
 
 
-def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, float, float]], tuple[str, ...], bool]:
-    """``(boxes, unknown names, relative)`` of an entry's ``regions``: each box under its
+def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, float, float]], tuple[str, ...], bool,
+                                                tuple[str, ...]]:
+    """``(boxes, unknown names, relative, unreadable)`` of an entry's ``regions``: each box under its
     :func:`region_name` (a part the thermal vector does not read keeps its own name: it still
-    masks the background), the names that are not parts, and whether every coordinate lies in
-    0..1 (fractions of the frame's width and height, not pixels).
+    masks the background), the names that are not parts, whether every coordinate lies in 0..1
+    (fractions of the frame's width and height, not pixels), and the boxes not read with why
+    (:mod:`pipeline.features.region_boxes`: the forms other tools write are read).
 
     >>> _regions({"regions": {"Motor": [10, 20, 50, 40], "lamp": {"x": 0, "y": 0, "w": 5, "h": 5}}})
-    ({'motor_body': (10.0, 20.0, 50.0, 40.0), 'lamp': (0.0, 0.0, 5.0, 5.0)}, ('lamp',), False)
+    ({'motor_body': (10.0, 20.0, 50.0, 40.0), 'lamp': (0.0, 0.0, 5.0, 5.0)}, ('lamp',), False, ())
     >>> _regions({"regions": {"motor_body": [0.25, 0.3, 0.75, 0.7]}})[2]
     True
     """
-    raw = entry.get("regions") or entry.get("thermal_regions") or {}
+    boxes, unreadable = parse_regions(entry.get("regions") or entry.get("thermal_regions") or {})
     out: dict[str, tuple[float, float, float, float]] = {}
     unknown: list[str] = []
-    if not isinstance(raw, Mapping):
-        return out, (), False
-    for name, box in raw.items():
-        if isinstance(box, Mapping):  # {"x0":..,"y0":..,"x1":..,"y1":..} or {"x","y","w","h"}
-            if all(k in box for k in ("x0", "y0", "x1", "y1")):
-                box = [box["x0"], box["y0"], box["x1"], box["y1"]]
-            elif all(k in box for k in ("x", "y", "w", "h")):
-                box = [box["x"], box["y"], box["x"] + box["w"], box["y"] + box["h"]]
-            else:
-                continue
-        try:
-            x0, y0, x1, y1 = (float(v) for v in box)
-        except (TypeError, ValueError):
-            continue
-        if not (x1 > x0 and y1 > y0):
-            continue
-        part = region_name(str(name))
+    for name, box in boxes.items():
+        part = region_name(name)
         if part is None:
-            unknown.append(str(name))
-            part = str(name)
-        if part in out and str(name) != part:  # "motor" beside "motor_body": the exact name wins
+            unknown.append(name)
+            part = name
+        if part in out and name != part:  # "motor" beside "motor_body": the exact name wins
             continue
-        out[part] = (x0, y0, x1, y1)
+        out[part] = box
     relative = bool(out) and all(0.0 <= v <= 1.0 for b in out.values() for v in b)
-    return out, tuple(unknown), relative
+    return out, tuple(unknown), relative, unreadable
 
 
 @dataclass(frozen=True)
@@ -358,6 +347,8 @@ class AssetProfile:
     regions_relative: bool = False
     #: Names in ``regions`` that are no part the thermal vector reads (:func:`region_name`).
     unknown_regions: tuple[str, ...] = ()
+    #: Boxes in ``regions`` that could not be read, each with why (:mod:`pipeline.features.region_boxes`).
+    unreadable_regions: tuple[str, ...] = ()
     fan_side: str | None = None
     frame: FrameMeta = field(default_factory=FrameMeta)
     region_fit: bool = True
@@ -400,7 +391,7 @@ class AssetProfile:
         fan = entry.get("fan_side")
         frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
         fit = entry.get("region_fit", top.get("region_fit", True))
-        regions, unknown_regions, relative = _regions(entry)
+        regions, unknown_regions, relative, unreadable_regions = _regions(entry)
         if relative and frame.width and frame.height:  # fractions of a declared frame size: its pixels
             regions = {k: (x0 * frame.width, y0 * frame.height, x1 * frame.width, y1 * frame.height)
                        for k, (x0, y0, x1, y1) in regions.items()}
@@ -417,6 +408,7 @@ class AssetProfile:
             vibration_normal_mm_s=_vibration_normal(entry),
             load_profile=str(load).lower() if load else None,
             regions=regions, regions_relative=relative, unknown_regions=unknown_regions,
+            unreadable_regions=unreadable_regions,
             fan_side=str(fan).lower() if fan else None, frame=frame,
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
             reciprocating=_flag(entry.get("reciprocating"), reciprocating_type(str(entry.get("asset_type")

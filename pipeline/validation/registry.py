@@ -37,6 +37,7 @@ from pipeline.decoders.plc import TagSample
 from pipeline.decoders.thermal import FRAME_SHAPE
 from pipeline.features.asset_profile import asset_entries, unknown_regions_note
 from pipeline.features.audio_features import AssetAcoustics
+from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.thermal_regions import scaled_regions
 from pipeline.validation.errors import InvalidRecord
 
@@ -95,6 +96,8 @@ class AssetInfo:
                                   -math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
         if profile.unknown_regions:
             log.warning("asset %s: %s", asset_id, unknown_regions_note(profile.unknown_regions))
+        if profile.unreadable_regions:
+            log.warning("asset %s: %s", asset_id, unreadable_regions_note(profile.unreadable_regions))
         return cls(asset_id, profile.asset_type, tags, scaled_regions(profile, FRAME_SHAPE), acoustics,
                    profile.nominal_shaft_hz)
 

@@ -672,6 +672,42 @@ def test_regions_under_other_names_or_as_fractions_read_like_the_schema_s(plant,
             assert not warned, read.warnings
 
 
+def test_region_boxes_as_other_tools_write_them_read_like_the_schema_s(plant, tmp_path) -> None:
+    """Boxes as labelling tools and exports write them (COCO-style objects with width and height, Pascal
+    VOC, CVAT, LabelMe outlines, a list of named regions, strings) give the probabilities of the
+    schema's boxes. A box that cannot be read is named in a warning with what to write. Before, every
+    one of them was dropped without a word: the frame was read through proposed boxes and thermal
+    named no fault."""
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    tif = cases["bearing_wear"][1]
+    plain = Inspector(assets=load_assets(root / "assets.json")).score([tif])[0][0]
+    assert plain.label == "bearing_wear"
+    entry = next(a for a in doc["assets"] if a["asset_id"] == "PMP-01")
+    boxes = entry["regions"]
+    forms = {
+        "x y width height": {k: {"x": a, "y": b, "width": c - a, "height": d - b} for k, (a, b, c, d) in boxes.items()},
+        "voc": {k: {"xmin": a, "ymin": b, "xmax": c, "ymax": d} for k, (a, b, c, d) in boxes.items()},
+        "cvat list": [{"label": k, "xtl": a, "ytl": b, "xbr": c, "ybr": d} for k, (a, b, c, d) in boxes.items()],
+        "labelme outlines": [{"label": k, "points": [[a, b], [c, b], [c, d], [a, d]]} for k, (a, b, c, d) in
+                             boxes.items()],
+        "strings": {k: f"{a}, {b}, {c}, {d}" for k, (a, b, c, d) in boxes.items()},
+    }
+    for name, regions in forms.items():
+        path = tmp_path / f"assets_{name.replace(' ', '_')}.json"
+        path.write_text(json.dumps({**doc, "assets": [{**entry, "regions": regions}]}))
+        read = Inspector(assets=load_assets(path)).score([tif])[0][0]
+        assert read.probabilities == pytest.approx(plain.probabilities, abs=1e-6), (name, read.warnings)
+        assert not [w for w in read.warnings if "not read" in w or "proposed" in w], (name, read.warnings)
+    coco = {k: [a, b, c - a, d - b] for k, (a, b, c, d) in boxes.items()}  # [x, y, w, h]: not corners
+    coco["motor_body"] = list(boxes["motor_body"])
+    path = tmp_path / "assets_coco.json"
+    path.write_text(json.dumps({**doc, "assets": [{**entry, "regions": coco}]}))
+    read = Inspector(assets=load_assets(path)).score([tif])[0][0]
+    [note] = [w for w in read.warnings if "regions of assets.json not read" in w]
+    assert "de_bearing: [" in note and "COCO [x, y, width, height]" in note and '"w"' in note, note
+
+
 def test_pixels_that_are_no_temperature_are_filled_and_reported(plant, tmp_path) -> None:
     """A float °C export with a fill value inside the motor body (1e6) and a NaN band reads like the
     clean frame, with a warning that counts them (the spike used to swamp the body's statistics and
