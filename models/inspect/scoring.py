@@ -502,6 +502,8 @@ class Inspector:
                                 "sound (on drives that is sometimes a harmonic or another tone: docs/models.md, "
                                 "\"Audio: the running speed of a drive machine\"); if the drive showed another speed, "
                                 "give it with --speed-rpm")
+                        if profile.bearing_note:
+                            result.warnings.append(profile.bearing_note)
                         if profile.reciprocating:
                             result.warnings.append("a reciprocating machine (assets.json): its valves and crank "
                                                    "knock in step with the shaft like a bearing defect, so audio "

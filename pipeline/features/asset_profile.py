@@ -41,6 +41,7 @@ asset entry and tolerates the variants other tools write (documented for users i
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -203,6 +204,38 @@ def _orders(entry: Mapping[str, Any], nominal_hz: float | None) -> dict[str, flo
     return {}
 
 
+#: Keys under which an ``assets.json`` entry describes its bearing (:func:`_orders` reads them).
+BEARING_KEYS: tuple[str, ...] = ("bearing_orders", "bearing", "bearings", "bearing_designation", "de_bearing",
+                                 "bearing_de", "nde_bearing", "bearing_frequencies_hz")
+
+
+def _bearing_note(entry: Mapping[str, Any], nominal_hz: float | None, orders: Mapping[str, float]) -> str | None:
+    """What to tell a user whose entry describes a bearing that gave no fault orders (None when it gave
+    them, or when it describes none): audio then reads the machine with a blind comb.
+
+    >>> _bearing_note({"bearing": {"designation": "6312"}}, 25.0, {})[:60]
+    'the bearing of assets.json ({"bearing": {"designation": "631'
+    >>> _bearing_note({"bearing_frequencies_hz": {"bpfo": 90.0}}, None, {})[:58]
+    'bearing_frequencies_hz of assets.json need the nameplate s'
+    >>> _bearing_note({"bearing": "6205"}, 25.0, {"bpfo": 3.6}) is None, _bearing_note({}, 25.0, {}) is None
+    (True, True)
+    """
+    if orders:
+        return None
+    described = {k: entry[k] for k in BEARING_KEYS if entry.get(k)}
+    if not described:
+        return None
+    if entry.get("bearing_frequencies_hz") and not nominal_hz:
+        return ("bearing_frequencies_hz of assets.json need the nameplate speed (nominal_rpm, or poles and "
+                "line_frequency_hz) to become fault orders; without them audio reads the machine with a blind comb")
+    text = json.dumps(described, default=str)
+    return (f"the bearing of assets.json ({text[:160]}{' ...' if len(text) > 160 else ''}) gave no fault orders: "
+            f"the designations linewatch knows are {', '.join(KNOWN_BEARINGS)}; give the bearing's geometry "
+            "(n_balls, ball_d_mm, pitch_d_mm, contact_angle_deg) or the maker's fault frequencies (bearing_orders, "
+            "or bearing_frequencies_hz with the nameplate speed). Until then audio reads it with a blind comb, "
+            "which misses fault orders near whole numbers")
+
+
 #: The machine parts the thermal vector reads (``pipeline.features.thermal_regions.REGIONS``).
 REGION_NAMES: tuple[str, ...] = ("motor_body", "de_bearing", "nde_bearing", "terminal_box", "coupling", "driven",
                                  "pump_inlet")
@@ -349,6 +382,8 @@ class AssetProfile:
     unknown_regions: tuple[str, ...] = ()
     #: Boxes in ``regions`` that could not be read, each with why (:mod:`pipeline.features.region_boxes`).
     unreadable_regions: tuple[str, ...] = ()
+    #: A bearing described but giving no fault orders (an unknown designation, half a geometry): what to give.
+    bearing_note: str | None = None
     fan_side: str | None = None
     frame: FrameMeta = field(default_factory=FrameMeta)
     region_fit: bool = True
@@ -391,6 +426,7 @@ class AssetProfile:
         fan = entry.get("fan_side")
         frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
         fit = entry.get("region_fit", top.get("region_fit", True))
+        orders = _orders(entry, shaft)
         regions, unknown_regions, relative, unreadable_regions = _regions(entry)
         if relative and frame.width and frame.height:  # fractions of a declared frame size: its pixels
             regions = {k: (x0 * frame.width, y0 * frame.height, x1 * frame.width, y1 * frame.height)
@@ -401,7 +437,7 @@ class AssetProfile:
             asset_type=str(entry.get("asset_type") or entry.get("type") or "unknown").lower(),
             nominal_shaft_hz=shaft if shaft and shaft > 0 else None,
             speed_range_hz=rng, vfd=vfd, line_frequency_hz=line, poles=poles,
-            bearing_orders=_orders(entry, shaft), resonance_band_hz=band,
+            bearing_orders=orders, bearing_note=_bearing_note(entry, shaft, orders), resonance_band_hz=band,
             rated_current_a=current, rated_current_estimated=estimated,
             nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
             pressure_nominal_bar=_num(entry, "pressure_nominal_bar", "nominal_pressure_bar", "pressure_bar"),

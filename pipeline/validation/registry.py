@@ -98,6 +98,8 @@ class AssetInfo:
             log.warning("asset %s: %s", asset_id, unknown_regions_note(profile.unknown_regions))
         if profile.unreadable_regions:
             log.warning("asset %s: %s", asset_id, unreadable_regions_note(profile.unreadable_regions))
+        if profile.bearing_note:
+            log.warning("asset %s: %s", asset_id, profile.bearing_note)
         return cls(asset_id, profile.asset_type, tags, scaled_regions(profile, FRAME_SHAPE), acoustics,
                    profile.nominal_shaft_hz)
 

@@ -490,6 +490,26 @@ def test_a_healthy_plc_export_without_normal_running_is_refused_with_the_reason(
         inspector.score([cases["normal"][2]], healthy_plc=[stopped])
 
 
+def test_a_bearing_that_gives_no_fault_orders_says_what_to_give(plant, tmp_path) -> None:
+    """A bearing designation linewatch does not know, or half a geometry, leaves audio without the
+    bearing's fault orders (a blind comb): the audio record says so and what to give. Before, it was
+    read without a word. A known designation or a full geometry gives no such warning."""
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    wav = cases["bearing_wear"][0]
+    entry = {k: v for k, v in next(a for a in doc["assets"] if a["asset_id"] == "PMP-01").items()
+             if k not in ("bearing", "bearing_orders", "bearing_frequencies_hz")}
+    for bearing, noted in (({"designation": "NU 312 ECP"}, True), ({"n_balls": 9}, True), ("SKF 6205-2RS1", False),
+                           ({"n_balls": 9, "ball_d_mm": 7.94, "pitch_d_mm": 39.04}, False)):
+        path = tmp_path / "assets.json"
+        path.write_text(json.dumps({**doc, "assets": [{**entry, "bearing": bearing}]}))
+        read = Inspector(assets=load_assets(path)).score([wav])[0][0]
+        notes = [w for w in read.warnings if "gave no fault orders" in w]
+        assert bool(notes) == noted, (bearing, read.warnings)
+        if noted:
+            assert "n_balls, ball_d_mm, pitch_d_mm" in notes[0] and "blind comb" in notes[0], notes
+
+
 def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
     """``--speed-rpm`` (a tachometer reading) sets the speed audio reads a clip at, before a PLC
     file's speed; without either the speed is searched in the sound. Each audio record says which."""
