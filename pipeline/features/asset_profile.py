@@ -281,6 +281,19 @@ def unknown_regions_note(names: tuple[str, ...]) -> str:
             "junction_box): they only mask the background; rename them if they are one of those parts")
 
 
+def _camera(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The entry's camera section, where a tool nests what concerns the thermal camera (``camera``,
+    ``thermal`` or ``thermal_camera``: ``regions``, ``frame``, ``region_fit``), else ``{}``.
+
+    >>> _camera({"camera": {"regions": {"motor": [1, 2, 3, 4]}}})["regions"], _camera({"thermal": "FLIR A50"})
+    ({'motor': [1, 2, 3, 4]}, {})
+    """
+    for key in ("camera", "thermal", "thermal_camera"):
+        if isinstance(entry.get(key), Mapping):
+            return entry[key]
+    return {}
+
+
 def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, float, float]], tuple[str, ...], bool,
                                                 tuple[str, ...]]:
     """``(boxes, unknown names, relative, unreadable)`` of an entry's ``regions``: each box under its
@@ -294,7 +307,9 @@ def _regions(entry: Mapping[str, Any]) -> tuple[dict[str, tuple[float, float, fl
     >>> _regions({"regions": {"motor_body": [0.25, 0.3, 0.75, 0.7]}})[2]
     True
     """
-    boxes, unreadable = parse_regions(entry.get("regions") or entry.get("thermal_regions") or {})
+    camera = _camera(entry)
+    boxes, unreadable = parse_regions(entry.get("regions") or entry.get("thermal_regions") or camera.get("regions")
+                                      or {})
     out: dict[str, tuple[float, float, float, float]] = {}
     unknown: list[str] = []
     for name, box in boxes.items():
@@ -424,8 +439,9 @@ class AssetProfile:
             current, estimated = kw * 1000.0 / (math.sqrt(3.0) * volts * TYPICAL_PF_EFFICIENCY), True
         load = entry.get("load_profile")
         fan = entry.get("fan_side")
-        frame = FrameMeta.from_json(entry.get("frame") or top.get("frame"))
-        fit = entry.get("region_fit", top.get("region_fit", True))
+        camera = _camera(entry)
+        frame = FrameMeta.from_json(entry.get("frame") or camera.get("frame") or top.get("frame"))
+        fit = entry.get("region_fit", camera.get("region_fit", top.get("region_fit", True)))
         orders = _orders(entry, shaft)
         regions, unknown_regions, relative, unreadable_regions = _regions(entry)
         if relative and frame.width and frame.height:  # fractions of a declared frame size: its pixels

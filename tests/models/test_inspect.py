@@ -694,8 +694,8 @@ def test_regions_under_other_names_or_as_fractions_read_like_the_schema_s(plant,
 
 def test_region_boxes_as_other_tools_write_them_read_like_the_schema_s(plant, tmp_path) -> None:
     """Boxes as labelling tools and exports write them (COCO-style objects with width and height, Pascal
-    VOC, CVAT, LabelMe outlines, a list of named regions, strings) give the probabilities of the
-    schema's boxes. A box that cannot be read is named in a warning with what to write. Before, every
+    VOC, CVAT, LabelMe outlines, a list of named regions, strings; also under a ``camera`` section)
+    give the probabilities of the schema's boxes. A box that cannot be read is named in a warning with what to write. Before, every
     one of them was dropped without a word: the frame was read through proposed boxes and thermal
     named no fault."""
     root, cases = plant
@@ -719,6 +719,11 @@ def test_region_boxes_as_other_tools_write_them_read_like_the_schema_s(plant, tm
         read = Inspector(assets=load_assets(path)).score([tif])[0][0]
         assert read.probabilities == pytest.approx(plain.probabilities, abs=1e-6), (name, read.warnings)
         assert not [w for w in read.warnings if "not read" in w or "proposed" in w], (name, read.warnings)
+    nested = {**{k: v for k, v in entry.items() if k != "regions"}, "camera": {"model": "A50", "regions": boxes}}
+    path = tmp_path / "assets_camera_section.json"
+    path.write_text(json.dumps({**doc, "assets": [nested]}))
+    read = Inspector(assets=load_assets(path)).score([tif])[0][0]
+    assert read.probabilities == pytest.approx(plain.probabilities, abs=1e-6), read.warnings
     coco = {k: [a, b, c - a, d - b] for k, (a, b, c, d) in boxes.items()}  # [x, y, w, h]: not corners
     coco["motor_body"] = list(boxes["motor_body"])
     path = tmp_path / "assets_coco.json"
