@@ -10,8 +10,9 @@ either be read or be reported, never dropped without a word. Read:
 * an object with corners: ``x0 y0 x1 y1``, ``xmin ymin xmax ymax`` (Pascal VOC), ``left top right
   bottom``, ``x1 y1 x2 y2``, ``xtl ytl xbr ybr`` (CVAT);
 * an object with a corner and a size: ``x y w h``, ``x y width height``, ``left top width height``;
-* an outline: a list of three or more ``[x, y]`` points, or an object with ``points`` /
-  ``polygon`` / ``vertices`` holding them (LabelMe, CVAT): its bounding box;
+* an outline: a list of ``[x, y]`` points (two opposite corners, as LabelMe writes a rectangle, or
+  a polygon), or an object with ``points`` / ``polygon`` / ``vertices`` holding them: its bounding
+  box;
 * any of these under ``box`` / ``rect`` / ``bounds`` / ``bndbox`` (``bbox`` only as an object:
   COCO's ``bbox`` list is ``[x, y, width, height]``, others' corners);
 * ``regions`` as a list of objects that name their part (``name`` / ``label`` / ``part`` /
@@ -67,6 +68,8 @@ def parse_box(value: Any) -> Box:
 
     >>> parse_box("10 20 50 40"), parse_box({"left": 1, "top": 2, "width": 3, "height": 4})
     ((10.0, 20.0, 50.0, 40.0), (1.0, 2.0, 4.0, 6.0))
+    >>> parse_box({"shape_type": "rectangle", "points": [[50, 40], [10, 20]]})   # LabelMe: two corners
+    (10.0, 20.0, 50.0, 40.0)
     >>> parse_box({"centre": [3, 4]})
     Traceback (most recent call last):
     ...
@@ -161,7 +164,7 @@ def _outline(points: Any, box: Any) -> Box:
         xy = [(float(p[0]), float(p[1])) for p in points if len(p) == 2]
     except (TypeError, ValueError, IndexError):
         xy = []
-    if len(xy) < 3 or len(xy) != len(points):
-        raise BoxError(f"{box}: an outline needs three or more [x, y] points; {WRITE_AS}")
+    if len(xy) < 2 or len(xy) != len(points):
+        raise BoxError(f"{box}: an outline needs two (opposite corners) or more [x, y] points; {WRITE_AS}")
     xs, ys = [p[0] for p in xy], [p[1] for p in xy]
     return _corners([min(xs), min(ys), max(xs), max(ys)], box)
