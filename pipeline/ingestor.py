@@ -12,7 +12,6 @@ and the handler of its kind (``pipeline.handlers``: decode, validate, features).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import time
@@ -27,7 +26,7 @@ from pipeline.landing.contract import ManifestEntry, ManifestError, Probe, parse
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.zone import read_blob
 from pipeline.ordering import Admission, GatewayOrder
-from pipeline.redis_sink import PendingEntry
+from pipeline.redis_sink import PendingEntry, dedup_key_for
 from pipeline.sensor_refusals import SENDER, accepted, refused
 from pipeline.stage_times import BlobTimes
 from pipeline.step import StepOutput
@@ -199,10 +198,9 @@ class AssetIngestor:
         if request is None:
             return
         names = self.spec.names
-        digest = hashlib.sha1("\x1f".join((request.episode_key, request.state, entry.path,
-                                            str(entry.event_time_ms))).encode()).hexdigest()[:24]
-        out.entries.append(PendingEntry(stream=names.alert_requests(), message=request,
-                                        dedup_key=names.ingest_request_dedup(digest)))
+        key = dedup_key_for(names, request.episode_key, request.state, entry.path, str(entry.event_time_ms),
+                            key=names.ingest_request_dedup)
+        out.entries.append(PendingEntry(stream=names.alert_requests(), message=request, dedup_key=key))
         out.count(f"sensor_alerts.{request.state}")
 
     def _archive(self, out: StepOutput, path: Path) -> None:

@@ -38,6 +38,7 @@ pre-checkpoint hook for user functions, so a cross-element buffer would lose ent
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,14 +88,18 @@ class PendingEntry:
     dedup_key: str | None = None  # SET NX key (dead letters)
 
 
-def dedup_key_for(names: StreamNames, *parts: str) -> str:
-    """Stable dedup key (same hash slot as ``names.deadletter``) from the parts that identify a record.
+def dedup_key_for(names: StreamNames, *parts: str, key: Callable[[str], str] | None = None) -> str:
+    """Stable dedup key from the parts that identify a record; ``key`` (digest -> key) puts it in the
+    hash slot of the stream it guards: by default ``names.ingest_dedup`` (dead letters), for an alert
+    request ``names.ingest_request_dedup``.
 
     >>> dedup_key_for(StreamNames("lw"), "plc/a.csv:3", "truncated")
     'lw:ingest:dedup:{lw:deadletter}:6f0c3309e56626fc38c64358'
+    >>> dedup_key_for(StreamNames("lw"), "plc/a.csv:3", "truncated", key=StreamNames("lw").ingest_request_dedup)
+    'lw:ingest:dedup:{lw:alert-requests}:6f0c3309e56626fc38c64358'
     """
     digest = hashlib.sha1("\x1f".join(parts).encode("utf-8", errors="replace")).hexdigest()[:24]
-    return names.ingest_dedup(digest)
+    return (key or names.ingest_dedup)(digest)
 
 
 def connect(url: str, connection: RedisConnectionSettings | None = None, **overrides: Any) -> RedisClient:

@@ -36,6 +36,7 @@ from pipeline.features.audio_physics import (
     KURTOGRAM_TOP,
     PROM_CLIP,
     SAMPLE_RATE,
+    SILENT_DETAIL,
     SILENT_RMS,
     SK_BANDS_HZ,
     AudioInputError,
@@ -108,7 +109,7 @@ def _segment_spectra(x: np.ndarray, profile: AssetProfile, hint_hz: float | None
     freqs = np.fft.rfftfreq(n, 1.0 / SAMPLE_RATE)
     rms = float(np.sqrt(2.0 * (np.abs(spectrum[freqs >= 20.0]) ** 2).sum()) / n)
     if rms < SILENT_RMS:
-        raise AudioInputError(f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale)")
+        raise AudioInputError(SILENT_DETAIL)
     x = x / rms
     spectrum = spectrum / rms
     _, prom, df = _tone_prominence(x.astype(np.float32))

@@ -73,6 +73,9 @@ MIN_SECONDS = 0.25
 #: A clip (or 1 s segment) whose RMS above 20 Hz is below this share of full scale is silent: a
 #: dead microphone, a cut cable, a recorder that wrote zeros. It holds nothing to score.
 SILENT_RMS = 1e-7
+#: What a silent clip's error and dead letter say.
+SILENT_DETAIL = (f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): check the microphone, "
+                 "its cable, power and gain")
 TONE_PAD = 4  # zero-padding factor of the tone spectrum (0.25 Hz grid)
 TONE_MAX_HZ = 2_000.0
 TONE_FLOOR_HZ = 30.0  # width of the running-median floor of the tone spectrum
@@ -174,8 +177,7 @@ def audible(parts: list[np.ndarray]) -> list[np.ndarray]:
         return parts
     kept = [seg for seg in parts if rms_above_20hz(seg) >= SILENT_RMS]
     if not kept:
-        raise AudioInputError(f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): "
-                              "check the microphone, its cable, power and gain")
+        raise AudioInputError(SILENT_DETAIL)
     return kept
 
 
@@ -520,8 +522,7 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     power = np.abs(spectrum) ** 2
     rms = float(np.sqrt(2.0 * power[bins.above_20hz].sum()) / n)
     if rms < SILENT_RMS:
-        raise AudioInputError(f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): "
-                              "check the microphone, its cable, power and gain")
+        raise AudioInputError(SILENT_DETAIL)
     x = x / rms
     spectrum = spectrum / rms
     power = power / rms**2

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from linewatch.contract import DeadLetterReason
-from pipeline.features.audio_physics import SILENT_RMS, rms_above_20hz
+from pipeline.features.audio_physics import SILENT_DETAIL, SILENT_RMS, rms_above_20hz
 from pipeline.features.dead_pixels import MAX_DEAD_SHARE, fill_pixels
 from pipeline.features.frame_contrast import no_contrast_detail
 from pipeline.validation.errors import InvalidRecord
@@ -125,8 +125,5 @@ def check_clip(samples: npt.NDArray[Any], sample_rate: int, raw_ref: str, limits
             raw_ref, **where)
     mono = samples if samples.ndim == 1 else samples[:, 0]
     if rms_above_20hz(mono, sample_rate) < SILENT_RMS:
-        return InvalidRecord(
-            DeadLetterReason.NO_SIGNAL,
-            f"the clip is silent (RMS above 20 Hz below {SILENT_RMS:g} of full scale): check the microphone, "
-            "its cable, power and gain", raw_ref, **where)
+        return InvalidRecord(DeadLetterReason.NO_SIGNAL, SILENT_DETAIL, raw_ref, **where)
     return None
