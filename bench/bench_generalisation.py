@@ -148,8 +148,18 @@ def main() -> None:
     parser.add_argument("--no-withholding", action="store_true",
                         help="score as served before 2026-12-02: audio read without a learned baseline does not "
                              "withhold imbalance (models.withheld_classes)")
+    parser.add_argument("--winding-rise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="draw the machines' winding rise at rated current (K) from this range instead of the "
+                             "domains' (30 95; before 2026-12-05: 30 70)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/generalisation.json"))
     args = parser.parse_args()
+    if args.winding_rise:  # before the workers fork: they read the same domains
+        from dataclasses import replace
+
+        from linewatch.simulator.domain import DOMAINS
+
+        for name in list(DOMAINS):
+            DOMAINS[name] = replace(DOMAINS[name], winding_rise_k=(args.winding_rise[0], args.winding_rise[1]))
     from models.data.domain_data import build_domain_dataset
     from models.fusion import FusionWeights
     from models.registry import ModelRegistry

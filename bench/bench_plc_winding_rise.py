@@ -1,0 +1,97 @@
+"""PLC model against how hot a healthy motor's winding runs: healthy false alarms and cooling-failure
+recall by the machine's winding rise at rated current.
+
+    .venv/bin/python bench/bench_plc_winding_rise.py --versions v5,v6 --out bench/results/plc_winding_rise.json
+
+Renders the PLC windows of a fleet of the unseen-type domain (fans, compressors, pumps; a seed no
+training run used) with winding rises of 30-95 K at rated current (``--winding-rise``), scores them
+with each registered PLC version as served (INT8, cavitation masked for non-pumps, the fusion's
+visible classes; no learned baseline) and reports, per band of the machine's rise, the healthy
+false-positive rate and the recall of cooling failures past ``--severity``. docs/models.md, "PLC:
+motors that run hot".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BANDS = ((30, 50), (50, 60), (60, 70), (70, 75), (75, 80), (80, 85), (85, 95.01))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--registry", type=Path, default=ROOT / "models" / "default")
+    ap.add_argument("--versions", default="v5,v6", help="registered PLC versions to score")
+    ap.add_argument("--samples-per-class", type=int, default=600)
+    ap.add_argument("--assets", type=int, default=240)
+    ap.add_argument("--seed", type=int, default=3131)
+    ap.add_argument("--winding-rise", type=float, nargs=2, default=(30.0, 95.0), metavar=("LO", "HI"))
+    ap.add_argument("--severity", type=float, default=0.45, help="cooling failures past this severity count")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "plc_winding_rise.json")
+    args = ap.parse_args()
+
+    import onnxruntime as ort
+
+    from linewatch.simulator.domain import DOMAINS, DomainRenderer
+    from linewatch.simulator.health import FAULT_CLASSES
+    from models.data.domain_data import _wide_rows, _world
+    from models.data.featurize import plc_input
+    from models.export.onnx_export import ort_logits
+    from models.fusion import FusionWeights
+    from models.fusion.fit import restrict_arrays
+    from models.training.calibration import softmax
+    from models.training.evaluation import apply_mask, possible_mask
+    from pipeline.features.plc_physics import plc_vector
+
+    t0 = time.perf_counter()
+    DOMAINS["unseen"] = replace(DOMAINS["unseen"], winding_rise_k=tuple(args.winding_rise))
+    fleet, profiles, specs = _world("unseen", args.assets, args.seed, args.samples_per_class)
+    rise = {a.asset_id: a.winding_rise_k for a in fleet}
+    renderer = DomainRenderer(fleet, args.seed)
+    keep = [s for s in specs if s.fault in ("normal", "cooling_failure")]
+    vectors = np.stack([plc_vector(plc_input(*_wide_rows(renderer.render(s, ("plc",)).plc)), profiles[s.asset_id])
+                        for s in keep]).astype(np.float32)
+    types = np.array([s.asset_type for s in keep])
+    y = np.array([s.fault for s in keep])
+    sev = np.array([s.severity for s in keep])
+    r = np.array([rise[s.asset_id] for s in keep])
+    classes = tuple(FAULT_CLASSES)
+    weights = FusionWeights.load(args.registry / "fusion.json")
+    report: dict = {"command": " ".join(sys.argv), "seed": args.seed, "winding_rise_k": list(args.winding_rise),
+                    "windows": {"healthy": int((y == "normal").sum()), "cooling_failure": int((y != "normal").sum())},
+                    "severity_over": args.severity, "versions": {}}
+    for version in [v for v in args.versions.split(",") if v]:
+        path = args.registry / "plc" / version / "student.int8.cpu.onnx"
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        p = apply_mask(softmax(ort_logits(session, vectors)), possible_mask(types, classes))
+        pred = restrict_arrays({"plc": p}, weights.visible, classes)["plc"].argmax(1)
+        rows = []
+        for lo, hi in BANDS:
+            band = (r >= lo) & (r < hi)
+            healthy, faulty = band & (y == "normal"), band & (y == "cooling_failure") & (sev > args.severity)
+            rows.append({"rise_k": [lo, min(hi, 95.0)], "healthy": int(healthy.sum()),
+                         "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4) if healthy.any() else None,
+                         "cooling": int(faulty.sum()),
+                         "cooling_recall": round(float(np.mean(pred[faulty] == classes.index("cooling_failure"))), 4)
+                         if faulty.any() else None})
+        report["versions"][version] = rows
+        print(f"PLC {version}:")
+        for row in rows:
+            print(f"  rise {row['rise_k'][0]:>4.0f}-{row['rise_k'][1]:<4.0f} K  healthy FPR {row['healthy_fpr']!s:>6} "
+                  f"(n={row['healthy']:4d})  cooling recall {row['cooling_recall']!s:>6} (n={row['cooling']})")
+    report["seconds"] = round(time.perf_counter() - t0, 1)
+    args.out.write_text(json.dumps(report, indent=1))
+    print(f"{report['seconds']} s; report {args.out}")
+
+
+if __name__ == "__main__":
+    main()
