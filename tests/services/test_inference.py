@@ -121,7 +121,8 @@ def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_cli
 def test_a_model_whose_card_does_not_verify_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "registry"
     shutil.copytree(DEFAULT_ROOT / "plc", root / "plc")
-    model = next((root / "plc").glob("v*/student.int8.cpu.onnx"))
+    latest = max((root / "plc").glob("v*"), key=lambda d: int(d.name[1:]))  # the version that would be served
+    model = latest / "student.int8.cpu.onnx"
     model.write_bytes(model.read_bytes() + b"\0")  # tampered after registration
     with pytest.raises(ModelRefused, match="does not verify"):
         load_served_model(InferenceSettings(registry=root), "plc")
