@@ -7,8 +7,8 @@ Renders the PLC windows of a fleet of the unseen-type domain (fans, compressors,
 training run used) with winding rises of 30-95 K at rated current (``--winding-rise``), scores them
 with each registered PLC version as served (INT8, cavitation masked for non-pumps, the fusion's
 visible classes; no learned baseline) and reports, per band of the machine's rise, the healthy
-false-positive rate and the recall of cooling failures past ``--severity``. docs/models.md, "PLC:
-motors that run hot".
+false-positive rate and the recall of cooling failures past ``--severity``. docs/models.md, "PLC
+v6: motors that run hot".
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ class DomainSpec:
     #: frame surface shows ``body_share`` of it). Up to 95 K since 2026-12-05: an insulation class F
     #: motor is commonly designed for a class B rise (80 K) and runs near it at rated load; the
     #: (30, 70) of before taught the PLC model that any winding hotter than that is a cooling
-    #: failure (docs/models.md, "PLC: motors that run hot").
+    #: failure (docs/models.md, "PLC v6: motors that run hot").
     winding_rise_k: tuple[float, float] = (30.0, 95.0)
 
 

@@ -1,7 +1,8 @@
 """The shipped PLC model on healthy motors that run hot: a winding 75-95 K over ambient at rated
 current is an ordinary motor (insulation class F, designed for a class B rise), not a cooling
-failure. PLC v5, trained on machines of at most 70 K, called 40-80 % of such windows cooling
-failure (docs/models.md, "PLC: motors that run hot")."""
+failure. PLC v5, trained on machines of at most 70 K, called 9 of the 30 healthy exports below
+cooling failure (29-75 % of the healthy windows above 75 K in bench/bench_plc_winding_rise.py;
+docs/models.md, "PLC v6: motors that run hot")."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def _write(root: Path, renderer, specs, stamp_hour: str) -> list[Path]:
 @pytest.fixture(scope="module")
 def hot_fleet(tmp_path_factory) -> tuple[Path, list[Path], list[Path]]:
     """Machines of the training domain whose winding runs 78 K or more over ambient at rated
-    current: healthy PLC exports of them, and exports of cooling failures past moderate severity of
+    current: healthy PLC exports of them, and exports of cooling failures of severity 0.8 or more of
     machines of an ordinary rise (50-70 K), with the fleet's assets.json."""
     from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
     from models.data.domain_data import _world
