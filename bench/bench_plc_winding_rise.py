@@ -40,16 +40,13 @@ def main() -> None:
     args = ap.parse_args()
 
     import onnxruntime as ort
+    from bench_plc_baseline import score  # the PLC model as served, the same reading as that bench's
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer
     from linewatch.simulator.health import FAULT_CLASSES
     from models.data.domain_data import _wide_rows, _world
     from models.data.featurize import plc_input
-    from models.export.onnx_export import ort_logits
     from models.fusion import FusionWeights
-    from models.fusion.fit import restrict_arrays
-    from models.training.calibration import softmax
-    from models.training.evaluation import apply_mask, possible_mask
     from pipeline.features.plc_physics import plc_vector
 
     t0 = time.perf_counter()
@@ -72,14 +69,15 @@ def main() -> None:
     for version in [v for v in args.versions.split(",") if v]:
         path = args.registry / "plc" / version / "student.int8.cpu.onnx"
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        p = apply_mask(softmax(ort_logits(session, vectors)), possible_mask(types, classes))
-        pred = restrict_arrays({"plc": p}, weights.visible, classes)["plc"].argmax(1)
+        pred = score(session, vectors, types, weights, classes)[0].argmax(1)
         rows = []
         for lo, hi in BANDS:
             band = (r >= lo) & (r < hi)
             healthy, faulty = band & (y == "normal"), band & (y == "cooling_failure") & (sev > args.severity)
             rows.append({"rise_k": [lo, min(hi, 95.0)], "healthy": int(healthy.sum()),
                          "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4) if healthy.any() else None,
+                         "false_alarms": {classes[c]: int(n) for c, n in
+                                          enumerate(np.bincount(pred[healthy], minlength=len(classes))) if c and n},
                          "cooling": int(faulty.sum()),
                          "cooling_recall": round(float(np.mean(pred[faulty] == classes.index("cooling_failure"))), 4)
                          if faulty.any() else None})
@@ -87,7 +85,8 @@ def main() -> None:
         print(f"PLC {version}:")
         for row in rows:
             print(f"  rise {row['rise_k'][0]:>4.0f}-{row['rise_k'][1]:<4.0f} K  healthy FPR {row['healthy_fpr']!s:>6} "
-                  f"(n={row['healthy']:4d})  cooling recall {row['cooling_recall']!s:>6} (n={row['cooling']})")
+                  f"(n={row['healthy']:4d})  cooling recall {row['cooling_recall']!s:>6} (n={row['cooling']})  "
+                  f"false alarms {row['false_alarms']}")
     report["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.write_text(json.dumps(report, indent=1))
     print(f"{report['seconds']} s; report {args.out}")
