@@ -2,6 +2,7 @@
 recall by the machine's winding rise at rated current.
 
     .venv/bin/python bench/bench_plc_winding_rise.py --versions v5,v6 --out bench/results/plc_winding_rise.json
+    .venv/bin/python bench/bench_plc_winding_rise.py --versions v6 --learned --out bench/results/plc_winding_learned.json
 
 Renders the PLC windows of a fleet of the unseen-type domain (fans, compressors, pumps; a seed no
 training run used) with winding rises of 30-95 K at rated current (``--winding-rise``), scores them
@@ -9,6 +10,15 @@ with each registered PLC version as served (INT8, cavitation masked for non-pump
 visible classes; no learned baseline) and reports, per band of the machine's rise, the healthy
 false-positive rate and the recall of cooling failures past ``--severity``. docs/models.md, "PLC
 v6: motors that run hot".
+
+``--learned`` also learns each machine's healthy winding level as the job does
+(:meth:`pipeline.features.plc_baseline.PlcBaseline.observe_winding`, the job's rules) from a stream of
+its own healthy windows at other times (``bench_plc_baseline.py``'s learning streams, at most
+``--max-learning-windows``) and scores the same windows read against it
+(:func:`pipeline.features.plc_physics.winding_scale`); the other classes' windows are scored too
+(imbalance and cavitation recall, both ways). ``--sweep T:CAP,...`` scores other read-as levels and caps
+(how :data:`~pipeline.features.plc_physics.WINDING_READ_AS_K` was chosen, on ``--domain train --seed
+4242``, a world of the training domain no model learnt from).
 """
 
 from __future__ import annotations
@@ -36,11 +46,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3131)
     ap.add_argument("--winding-rise", type=float, nargs=2, default=(30.0, 95.0), metavar=("LO", "HI"))
     ap.add_argument("--severity", type=float, default=0.45, help="cooling failures past this severity count")
+    ap.add_argument("--domain", default="unseen", help="simulator domain of the fleet (unseen | train)")
+    ap.add_argument("--learned", action="store_true", help="also score with each machine's learned winding level")
+    ap.add_argument("--max-learning-windows", type=int, default=150)
+    ap.add_argument("--sweep", default="", help="T:CAP,... other read-as levels and caps to score (with --learned)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "plc_winding_rise.json")
     args = ap.parse_args()
 
     import onnxruntime as ort
-    from bench_plc_baseline import score  # the PLC model as served, the same reading as that bench's
+    from bench_plc_baseline import _render, _stream, score  # the PLC model as served, that bench's streams
+
+    import pipeline.features.plc_physics as physics
+    from pipeline.features.plc_baseline import BaselineRules, PlcBaseline
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer
     from linewatch.simulator.health import FAULT_CLASSES
@@ -50,26 +67,57 @@ def main() -> None:
     from pipeline.features.plc_physics import plc_vector
 
     t0 = time.perf_counter()
-    DOMAINS["unseen"] = replace(DOMAINS["unseen"], winding_rise_k=tuple(args.winding_rise))
-    fleet, profiles, specs = _world("unseen", args.assets, args.seed, args.samples_per_class)
+    DOMAINS[args.domain] = replace(DOMAINS[args.domain], winding_rise_k=tuple(args.winding_rise))
+    fleet, profiles, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
     rise = {a.asset_id: a.winding_rise_k for a in fleet}
     renderer = DomainRenderer(fleet, args.seed)
-    keep = [s for s in specs if s.fault in ("normal", "cooling_failure")]
-    vectors = np.stack([plc_vector(plc_input(*_wide_rows(renderer.render(s, ("plc",)).plc)), profiles[s.asset_id])
-                        for s in keep]).astype(np.float32)
+    keep = [s for s in specs if args.learned or s.fault in ("normal", "cooling_failure")]
+    raws = np.stack([plc_input(*_wide_rows(renderer.render(s, ("plc",)).plc)) for s in keep])
+    vectors = np.stack([plc_vector(raw, profiles[s.asset_id]) for raw, s in zip(raws, keep, strict=True)])
+    learned: dict[str, float | None] = {}
+    if args.learned:  # each machine's healthy winding level, learnt as the job learns it
+        rules = BaselineRules()
+        for ai, a in enumerate(fleet):
+            prof = profiles[a.asset_id]
+            stream = _stream(a, ai, args.seed, "normal", args.max_learning_windows, DOMAINS[args.domain])
+            b = PlcBaseline(rules)
+            for raw, s in zip(_render(renderer, stream[: args.max_learning_windows]), stream, strict=False):
+                if b.observe_winding(raw, int(round(s.t_s * 1000)), prof.nominal_rpm, prof.rated_current_a):
+                    break
+            learned[a.asset_id] = b.learned_winding_k
     types = np.array([s.asset_type for s in keep])
     y = np.array([s.fault for s in keep])
     sev = np.array([s.severity for s in keep])
     r = np.array([rise[s.asset_id] for s in keep])
     classes = tuple(FAULT_CLASSES)
     weights = FusionWeights.load(args.registry / "fusion.json")
-    report: dict = {"command": " ".join(sys.argv), "seed": args.seed, "winding_rise_k": list(args.winding_rise),
-                    "windows": {"healthy": int((y == "normal").sum()), "cooling_failure": int((y != "normal").sum())},
-                    "severity_over": args.severity, "versions": {}}
+    report: dict = {"command": " ".join(sys.argv), "domain": args.domain, "seed": args.seed,
+                    "winding_rise_k": list(args.winding_rise),
+                    "windows": {"healthy": int((y == "normal").sum()), "cooling_failure": int((y == "cooling_failure").sum())},
+                    "severity_over": args.severity, "versions": {}, "summary": {}}
+    if args.learned:
+        levels = np.array([np.nan if v is None else v for v in learned.values()], dtype=np.float64)
+        report["learned"] = {"machines": len(learned), "learnt": int(np.isfinite(levels).sum()),
+                             "level_k_percentiles_10_50_90": np.nanpercentile(levels, [10, 50, 90]).round(1).tolist(),
+                             "read_as_k": physics.WINDING_READ_AS_K, "max_scale": physics.MAX_WINDING_SCALE}
+        print(f"learned the winding level of {report['learned']['learnt']} of {len(learned)} machines; "
+              f"10/50/90th percentile {report['learned']['level_k_percentiles_10_50_90']} K")
+    variants: list[tuple[str, str, np.ndarray]] = []
     for version in [v for v in args.versions.split(",") if v]:
+        variants.append((version, version, vectors))
+        if args.learned:
+            read_as = [(physics.WINDING_READ_AS_K, physics.MAX_WINDING_SCALE)]
+            read_as += [(float(t), float(c)) for t, c in (x.split(":") for x in args.sweep.split(",") if x)]
+            for t, c in read_as:
+                physics.WINDING_READ_AS_K, physics.MAX_WINDING_SCALE = t, c
+                v = np.stack([plc_vector(raw, profiles[s.asset_id].with_normal_winding(learned[s.asset_id]))
+                              for raw, s in zip(raws, keep, strict=True)])
+                variants.append((f"{version}+learned_winding(read_as={t:g},cap={c:g})", version, v))
+            physics.WINDING_READ_AS_K, physics.MAX_WINDING_SCALE = read_as[0]
+    for name, version, vecs in variants:
         path = args.registry / "plc" / version / "student.int8.cpu.onnx"
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        pred = score(session, vectors, types, weights, classes)[0].argmax(1)
+        pred = score(session, vecs.astype(np.float32), types, weights, classes)[0].argmax(1)
         rows = []
         for lo, hi in BANDS:
             band = (r >= lo) & (r < hi)
@@ -81,8 +129,16 @@ def main() -> None:
                          "cooling": int(faulty.sum()),
                          "cooling_recall": round(float(np.mean(pred[faulty] == classes.index("cooling_failure"))), 4)
                          if faulty.any() else None})
-        report["versions"][version] = rows
-        print(f"PLC {version}:")
+        report["versions"][name] = rows
+        healthy, cool = y == "normal", (y == "cooling_failure") & (sev > args.severity)
+        summary = {"healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4),
+                   "cooling_recall": round(float(np.mean(pred[cool] == classes.index("cooling_failure"))), 4)}
+        for c in ("imbalance", "cavitation"):
+            f = (y == c) & (sev > args.severity)
+            if f.any():
+                summary[f"{c}_recall"] = round(float(np.mean(pred[f] == classes.index(c))), 4)
+        report["summary"][name] = summary
+        print(f"PLC {name}: {summary}")
         for row in rows:
             print(f"  rise {row['rise_k'][0]:>4.0f}-{row['rise_k'][1]:<4.0f} K  healthy FPR {row['healthy_fpr']!s:>6} "
                   f"(n={row['healthy']:4d})  cooling recall {row['cooling_recall']!s:>6} (n={row['cooling']})  "

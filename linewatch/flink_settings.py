@@ -89,11 +89,19 @@ class FlinkSettings(BaseModel):
         "assets.json entry has no pressure_nominal_bar learns its running pressure and the PLC model reads it as "
         "the nominal pressure; one without vibration_normal_mm_s learns its normal vibration level, which the model "
         "reads vibration against where it is above the training fleet's 3.2 mm/s (pipeline.features.plc_baseline, "
-        "docs/features.md). 0 turns learning off.",
+        "docs/features.md); one with a rated current (or rated power) learns how warm its winding runs when healthy, "
+        "which the model reads the winding against (pipeline.features.plc_physics.winding_scale). 0 turns learning off.",
+    )
+    plc_winding_settle_s: float = Field(
+        default=3600.0, ge=0.0,
+        description="The healthy winding level is learnt only from windows at least this long after the last "
+        "standstill the job saw of the asset (a winding warms with a time constant of tens of minutes after a start; "
+        "learnt while it warms, the level would be too low). An asset running when the job first sees it counts as "
+        "settled.",
     )
     plc_pressure_baseline_relearn: dict[str, int] = Field(
         default_factory=dict,
-        description="Asset id -> generation: an asset whose learned pressure and vibration baseline was learnt under another "
+        description="Asset id -> generation: an asset whose learned pressure, vibration and winding baseline was learnt under another "
         "generation (0 by default) forgets it and learns again at its next PLC file (e.g. after a repair; raise the "
         "number to do it again). The stats counter plc_pressure_baseline_reset counts it.",
     )

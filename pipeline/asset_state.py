@@ -13,8 +13,9 @@ state                     content                                   read / writt
                           arrives, one map entry per line
 ``plc-buffer`` (value)    the PLC window buffer (JSON)               PLC and alarm files only
 ``thermal-baseline``      per-pixel baseline (float32, base64)       thermal frames only
-``plc-pressure-baseline`` learned running pressure and normal        PLC files of assets whose
-                          vibration (JSON, < 2 KB;                   assets.json lacks either,
+``plc-pressure-baseline`` learned running pressure, normal           PLC files of assets whose
+                          vibration and healthy winding level        assets.json lacks either or
+                          (JSON, < 5 KB;                             gives a rated current,
                           ``pipeline.features.plc_baseline``)       written while they learn
 ``audio-baseline``        learned healthy shaft-harmonic levels     read by audio clips, written
                           (JSON, < 1 KB;                            only while the asset learns

@@ -40,9 +40,11 @@ def inspect(
     healthy_plc: list[Path] = typer.Option([], "--healthy-plc", exists=True, dir_okay=False,
                                            help="A PLC export (CSV / JSON lines) of the same machine in normal "
                                            "operation (repeatable): gives its running pressure where assets.json "
-                                           "has no nominal pressure and its normal vibration, which is how the PLC "
-                                           "model tells an imbalance from a machine that runs rough anyway (a piston "
-                                           "compressor), as the live job learns them."),
+                                           "has no nominal pressure, its normal vibration (how the PLC model tells "
+                                           "an imbalance from a machine that runs rough anyway, a piston "
+                                           "compressor) and how warm its winding runs (how it tells a cooling "
+                                           "failure from a motor that runs hot anyway; needs the rated current), "
+                                           "as the live job learns them."),
     speed_rpm: list[str] = typer.Option([], "--speed-rpm",
                                         help="The shaft speed you measured while recording (tachometer, the "
                                         "drive's display), in rpm: RPM for every machine or ASSET=RPM for one "

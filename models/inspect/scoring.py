@@ -304,7 +304,9 @@ class Inspector:
         from pipeline.features.plc_physics import (
             FLEET_NORMAL_VIBRATION_MM_S,
             VIBRATION_READ_AS_MM_S,
+            WINDING_READ_AS_K,
             vibration_scale,
+            winding_scale,
         )
         from pipeline.features.plc_window import plc_feature_names
 
@@ -313,7 +315,14 @@ class Inspector:
         profile = self.profile(asset, result.warnings)
         levels = (healthy or {}).get(asset)
         if levels is not None:
-            profile = profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
+            profile = (profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
+                       .with_normal_winding(levels.winding_k))
+        if winding_scale(profile.winding_normal_k) > 1.0:
+            result.warnings.append(
+                f"winding read against the machine's healthy level from its healthy export (--healthy-plc): "
+                f"{profile.winding_normal_k:.0f} K over the bearing at rated current, cooler than the "
+                f"{WINDING_READ_AS_K:.0f} K it reads as (x{winding_scale(profile.winding_normal_k):.2f}): a rise from "
+                "it reads as the same rise from a warmer motor's")
         messages = [plc_features_message(w, profile.asset_type, str(path), asset=profile) for w in windows]
         standstill = None
         for w, m in zip(windows, messages, strict=True):  # windows in time order: the run-up after a standstill
@@ -354,20 +363,23 @@ class Inspector:
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None), stats
 
     def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
-        """Per machine, its running pressure and normal vibration from PLC exports made when it was
-        healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
+        """Per machine, its running pressure, normal vibration and healthy winding level from PLC exports made
+        when it was healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
         (:func:`pipeline.features.plc_baseline.healthy_levels`). The machine of a file is ``asset_id``,
         its name's, or its tags'."""
         from pipeline.features.plc_baseline import healthy_levels
 
-        raws: dict[str, list[np.ndarray]] = defaultdict(list)
+        found: dict[str, list] = defaultdict(list)
         for path in healthy:
             aid, windows = self._plc_windows(Path(path), asset_id, [])
-            raws[aid] += [w.values for w in windows]
+            found[aid] += windows
         out = {}
-        for aid, rows in raws.items():
-            levels = healthy_levels(rows, self.profile(aid, []).nominal_rpm)
-            if levels.pressure_bar is None and levels.vibration_mm_s is None:
+        for aid, windows in found.items():
+            windows = sorted(windows, key=lambda w: w.end_ms)  # time order: the settling after a standstill
+            profile = self.profile(aid, [])
+            levels = healthy_levels([w.values for w in windows], profile.nominal_rpm,
+                                    rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows])
+            if levels.pressure_bar is None and levels.vibration_mm_s is None and levels.winding_k is None:
                 why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
                 raise InspectInputError(f"the healthy PLC export of {aid} has no window of normal running (the "
                                         f"machine running at a steady speed, at its nameplate speed when known, "
@@ -426,8 +438,9 @@ class Inspector:
         WAV recordings of the same machines when healthy, which its clips are read against;
         ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
         its frames are read against; ``healthy_plc``: PLC exports of the same machines in normal
-        operation, which give their running pressure (where assets.json has no nominal pressure) and
-        normal vibration (where it has no ``vibration_normal_mm_s``), as the job learns them.
+        operation, which give their running pressure (where assets.json has no nominal pressure),
+        normal vibration (where it has no ``vibration_normal_mm_s``) and healthy winding level (where the
+        rated current is known), as the job learns them.
         ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""

@@ -389,6 +389,11 @@ class AssetProfile:
     vibration_normal_mm_s: float | None = None
     #: True when ``vibration_normal_mm_s`` was learned, not read from ``assets.json``.
     vibration_normal_learned: bool = False
+    #: How warm the winding runs when the machine is healthy: its winding-over-bearing temperature per unit
+    #: of load heat, in K at rated current (:func:`pipeline.features.plc_baseline.winding_ratio`), learned
+    #: from its own healthy windows by the job or from ``linewatch inspect --healthy-plc``; the PLC model reads
+    #: the winding relative to it (:func:`pipeline.features.plc_physics.winding_scale`). Never in assets.json.
+    winding_normal_k: float | None = None
     load_profile: str | None = None
     regions: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     #: ``regions`` are fractions of the frame's width and height (every coordinate in 0..1), not pixels.
@@ -494,6 +499,14 @@ class AssetProfile:
         if mm_s is None or self.vibration_normal_mm_s is not None:
             return self
         return replace(self, vibration_normal_mm_s=float(mm_s), vibration_normal_learned=True)
+
+    def with_normal_winding(self, k: float | None) -> AssetProfile:
+        """This profile with the machine's learned healthy winding level (``None`` changes nothing).
+
+        >>> AssetProfile(asset_id="M").with_normal_winding(31.5).winding_normal_k
+        31.5
+        """
+        return self if k is None else replace(self, winding_normal_k=float(k))
 
     def speed_search_hz(self) -> tuple[float, float] | None:
         """Where to look for the running speed: the drive's range, else around nameplate speed."""

@@ -49,6 +49,20 @@ today); a fault mild enough to pass the rules is learnt as the machine's level (
 is learnt as normal where it lifts the level above the fleet's normal range: read relative to it,
 it is not found until the baseline is learnt again.
 
+It learns how warm the machine's winding runs when healthy (:meth:`PlcBaseline.observe_winding`):
+the winding-over-bearing temperature per unit of the winding's load heat,
+``(T_winding - T_bearing) / (0.2 + 0.8 (I / I_rated)^2)`` (:func:`winding_ratio`, in K at rated
+current; the hall temperature cancels in the difference). One window cannot tell a healthy motor that
+runs hot from a cool-running one whose fan has failed; read against the machine's own level it can
+(:func:`pipeline.features.plc_physics.winding_scale`). The rated current must be known (nameplate or
+estimated from the rated power); the same running, speed, alarm and quality rules as the vibration;
+and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
+winding heats with a time constant of tens of minutes after a start: learnt while it warms, the level
+would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
+median or ``min_winding_spread_k``, whichever is larger, else the older half is dropped. A cooling
+failure present while the level is learnt is learnt as the machine's normal: it raises the level, so
+nothing changes against today (the reading only ever scales a winding up, never down).
+
 >>> from pipeline.features.plc_window import plc_feature_names
 >>> names = plc_feature_names()
 >>> def window(p: float) -> np.ndarray:
@@ -77,6 +91,25 @@ _SERIOUS_ALARMS = ("A1xx", "A2xx", "A3xx", "A4xx", "A5xx", "other")
 STEADY, CYCLIC = "steady", "cyclic"
 
 
+def winding_ratio(raw: np.ndarray, rated_current_a: float) -> float:
+    """A window's winding-over-bearing temperature per unit of the winding's load heat, in K at rated
+    current: ``(T_winding - T_bearing) / (0.2 + 0.8 (I / I_rated)^2)`` (the copper losses grow with the
+    square of the current; a fifth of the rise at rated current is there at no load). NaN without a winding
+    or bearing temperature or a current.
+
+    >>> from pipeline.features.plc_window import plc_feature_names
+    >>> names = plc_feature_names(); w = np.zeros(len(names))
+    >>> w[names.index("winding_temp_c.mean")], w[names.index("bearing_temp_c.mean")] = 75.0, 45.0
+    >>> w[names.index("motor_current_a.mean")] = 10.0
+    >>> round(winding_ratio(w, 20.0), 2), round(winding_ratio(w, 10.0), 2)
+    (75.0, 30.0)
+    """
+    w, b, i = (float(raw[_INDEX[n]]) for n in ("winding_temp_c.mean", "bearing_temp_c.mean", "motor_current_a.mean"))
+    if not (np.isfinite(w) and np.isfinite(b) and np.isfinite(i) and i > 0 and rated_current_a > 0):
+        return math.nan
+    return (w - b) / (0.2 + 0.8 * (i / rated_current_a) ** 2)
+
+
 @dataclass(frozen=True)
 class BaselineRules:
     """How :class:`PlcBaseline` learns (``windows``: the learning period, in accepted windows)."""
@@ -92,6 +125,9 @@ class BaselineRules:
     min_agreement: float = 0.8
     max_spread: float = 0.10
     max_vibration_spread: float = 0.25
+    winding_settle_ms: int = 3_600_000
+    max_winding_spread: float = 0.25
+    min_winding_spread_k: float = 5.0
 
     def _operating(self, raw: np.ndarray, nominal_rpm: float | None) -> str | None:
         """Why a window does not show the machine in its normal operation (None: it does)."""
@@ -121,6 +157,18 @@ class BaselineRules:
         reason = self._operating(raw, nominal_rpm)
         return (reason, math.nan) if reason is not None else (STEADY, v)
 
+    def winding_level(self, raw: np.ndarray, nominal_rpm: float | None = None,
+                      rated_current_a: float | None = None) -> tuple[str, float]:
+        """``("steady", ratio)`` of a window whose winding temperature can be learnt (:func:`winding_ratio`),
+        else ``(reason, nan)``. The settling time after a start is the learner's (it needs the window order)."""
+        if rated_current_a is None or not (np.isfinite(rated_current_a) and rated_current_a > 0):
+            return "no_rated_current", math.nan
+        ratio = winding_ratio(raw, rated_current_a)
+        if not np.isfinite(ratio):
+            return "no_winding_temperature", math.nan
+        reason = self._operating(raw, nominal_rpm)
+        return (reason, math.nan) if reason is not None else (STEADY, ratio)
+
     def classify(self, raw: np.ndarray, nominal_rpm: float | None = None) -> tuple[str, float]:
         """``("steady" | "cyclic", level)`` of an eligible window (raw features,
         :func:`~pipeline.features.plc_window.plc_feature_names`), else ``(reason, nan)``."""
@@ -144,8 +192,9 @@ class BaselineRules:
 
 @dataclass
 class PlcBaseline:
-    """Per-asset learner of the running pressure level and the normal vibration level (JSON state via
-    :meth:`to_state`; a state written before the vibration was learnt loads with nothing of it learnt)."""
+    """Per-asset learner of the running pressure level, the normal vibration level and the healthy winding
+    level (JSON state via :meth:`to_state`; a state written before the vibration or the winding was learnt
+    loads with nothing of it learnt)."""
 
     rules: BaselineRules = field(default_factory=BaselineRules)
     values: list[float] = field(default_factory=list)
@@ -164,10 +213,23 @@ class PlcBaseline:
     learned_vib_at_ms: int | None = None
     vib_rejected: dict[str, int] = field(default_factory=dict)
     vib_restarts: int = 0
+    win_values: list[float] = field(default_factory=list)
+    win_last_ms: int | None = None
+    win_standstill_ms: int | None = None  #: end of the newest window in which the machine stood still
+    learned_winding_k: float | None = None
+    learned_winding_at_ms: int | None = None
+    win_rejected: dict[str, int] = field(default_factory=dict)
+    win_restarts: int = 0
 
     @property
     def learned(self) -> bool:
         return self.learned_bar is not None
+
+    @property
+    def winding_unavailable(self) -> bool:
+        """True when a learning period of the machine's running windows had no winding or bearing temperature
+        (or current) and none had: its historian has no such tags, and there is nothing to learn."""
+        return not self.win_values and self.win_rejected.get("no_winding_temperature", 0) >= self.rules.windows
 
     def observe(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None) -> bool:
         """Offer one window (raw features, window end); True when this window completed the learning."""
@@ -233,6 +295,56 @@ class PlcBaseline:
         self.learned_vib_mm_s, self.learned_vib_at_ms, self.vib_values = round(median, 4), int(end_ms), []
         return True
 
+    def observe_winding(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None,
+                        rated_current_a: float | None = None) -> bool:
+        """Offer one window (in time order) to the winding learner; True when this window completed the learning.
+
+        >>> from pipeline.features.plc_window import plc_feature_names
+        >>> names = plc_feature_names()
+        >>> def window(run: float, w: float) -> np.ndarray:
+        ...     x = np.zeros(len(names)); x[names.index("run_state.mean")] = run
+        ...     x[names.index("speed_rpm.mean")] = 1480.0; x[names.index("motor_current_a.mean")] = 20.0
+        ...     x[names.index("winding_temp_c.mean")], x[names.index("bearing_temp_c.mean")] = w, 40.0; return x
+        >>> b = PlcBaseline(BaselineRules(windows=3, winding_settle_ms=30_000))
+        >>> [b.observe_winding(window(r, w), 10_000 * i, 1480.0, 20.0)  # a stop at 10 s; settled from 40 s
+        ...  for i, (r, w) in enumerate([(1, 80), (0, 40), (1, 50), (1, 60), (1, 79), (1, 81)])]
+        [False, False, False, False, False, True]
+        >>> b.learned_winding_k, b.win_rejected
+        (40.0, {'not_running': 1, 'settling': 2})
+        """
+        if self.learned_winding_k is not None:
+            return False
+        raw = np.asarray(raw, dtype=np.float64)
+        run = float(raw[_INDEX["run_state.mean"]])
+        if np.isfinite(run) and run < self.rules.min_run:  # a standstill: the winding cools, and warms after the start
+            self.win_standstill_ms = int(end_ms)
+            self.win_rejected["not_running"] = self.win_rejected.get("not_running", 0) + 1
+            return False
+        # settled: the machine ran for winding_settle_ms since the last standstill the learner saw (it ran
+        # before the data began when it saw none)
+        if self.win_standstill_ms is not None and end_ms - self.win_standstill_ms < self.rules.winding_settle_ms:
+            self.win_rejected["settling"] = self.win_rejected.get("settling", 0) + 1
+            return False
+        if self.win_last_ms is not None and end_ms - self.win_last_ms < self.rules.min_gap_ms:
+            return False
+        kind, level = self.rules.winding_level(raw, nominal_rpm, rated_current_a)
+        if kind != STEADY:
+            self.win_rejected[kind] = self.win_rejected.get(kind, 0) + 1
+            return False
+        self.win_last_ms = int(end_ms)
+        self.win_values.append(float(level))
+        if len(self.win_values) < self.rules.windows:
+            return False
+        v = np.asarray(self.win_values)
+        median = float(np.median(v))
+        q25, q75 = np.percentile(v, [25, 75])
+        if q75 - q25 > max(self.rules.max_winding_spread * abs(median), self.rules.min_winding_spread_k):
+            self.win_values = self.win_values[len(self.win_values) // 2:]
+            self.win_restarts += 1
+            return False
+        self.learned_winding_k, self.learned_winding_at_ms, self.win_values = round(median, 3), int(end_ms), []
+        return True
+
     def reset(self) -> None:
         """Forget the learned levels and learn again (e.g. after the machine was serviced)."""
         self.values, self.cyclic, self.last_ms = [], [], None
@@ -240,24 +352,40 @@ class PlcBaseline:
         self.seen, self.rejected, self.restarts = 0, {}, 0
         self.vib_values, self.vib_last_ms, self.learned_vib_mm_s, self.learned_vib_at_ms = [], None, None, None
         self.vib_rejected, self.vib_restarts = {}, 0
+        self.win_values, self.win_last_ms, self.win_standstill_ms = [], None, None
+        self.learned_winding_k, self.learned_winding_at_ms, self.win_rejected, self.win_restarts = None, None, {}, 0
 
     def to_state(self) -> dict[str, object]:
-        return {"windows": self.rules.windows, "values": self.values, "cyclic": self.cyclic,
+        return {"windows": self.rules.windows, "winding_settle_ms": self.rules.winding_settle_ms, "values": self.values, "cyclic": self.cyclic,
                 "last_ms": self.last_ms, "learned_kind": self.learned_kind,
                 "learned_bar": self.learned_bar, "learned_at_ms": self.learned_at_ms, "seen": self.seen,
                 "rejected": self.rejected, "restarts": self.restarts, "generation": self.generation,
                 "vibration": {"values": self.vib_values, "last_ms": self.vib_last_ms,
                               "learned_mm_s": self.learned_vib_mm_s, "learned_at_ms": self.learned_vib_at_ms,
-                              "rejected": self.vib_rejected, "restarts": self.vib_restarts}}
+                              "rejected": self.vib_rejected, "restarts": self.vib_restarts},
+                "winding": {"values": self.win_values, "last_ms": self.win_last_ms,
+                            "standstill_ms": self.win_standstill_ms, "learned_k": self.learned_winding_k,
+                            "learned_at_ms": self.learned_winding_at_ms, "rejected": self.win_rejected,
+                            "restarts": self.win_restarts}}
 
     @classmethod
     def from_state(cls, state: dict[str, object], rules: BaselineRules | None = None) -> PlcBaseline:
         """Rebuild from :meth:`to_state`; ``rules`` (the job's current setting) override the stored period."""
-        rules = rules or BaselineRules(windows=int(state.get("windows", BaselineRules.windows)))  # type: ignore[call-overload]
+        rules = rules or BaselineRules(
+            windows=int(state.get("windows", BaselineRules.windows)),  # type: ignore[call-overload]
+            winding_settle_ms=int(state.get("winding_settle_ms", BaselineRules.winding_settle_ms)))  # type: ignore[call-overload]
         learned, at, last = state.get("learned_bar"), state.get("learned_at_ms"), state.get("last_ms")
         kind = state.get("learned_kind")
         vib: dict[str, object] = dict(state.get("vibration") or {})  # type: ignore[call-overload]
         v_learned, v_at, v_last = vib.get("learned_mm_s"), vib.get("learned_at_ms"), vib.get("last_ms")
+        win: dict[str, object] = dict(state.get("winding") or {})  # type: ignore[call-overload]
+
+        def opt_int(x: object) -> int | None:
+            return None if x is None else int(x)  # type: ignore[call-overload]
+
+        def opt_float(x: object) -> float | None:
+            return None if x is None else float(x)  # type: ignore[arg-type]
+
         return cls(rules=rules, values=[float(x) for x in state.get("values", [])],  # type: ignore[attr-defined]
                    cyclic=[bool(x) for x in state.get("cyclic", [])],  # type: ignore[attr-defined]
                    learned_kind=None if kind is None else str(kind),
@@ -273,7 +401,13 @@ class PlcBaseline:
                    learned_vib_mm_s=None if v_learned is None else float(v_learned),  # type: ignore[arg-type]
                    learned_vib_at_ms=None if v_at is None else int(v_at),  # type: ignore[call-overload]
                    vib_rejected={str(k): int(v) for k, v in dict(vib.get("rejected", {})).items()},  # type: ignore[call-overload]
-                   vib_restarts=int(vib.get("restarts", 0)))  # type: ignore[call-overload]
+                   vib_restarts=int(vib.get("restarts", 0)),  # type: ignore[call-overload]
+                   win_values=[float(x) for x in win.get("values", [])],  # type: ignore[attr-defined]
+                   win_last_ms=opt_int(win.get("last_ms")), win_standstill_ms=opt_int(win.get("standstill_ms")),
+                   learned_winding_k=opt_float(win.get("learned_k")),
+                   learned_winding_at_ms=opt_int(win.get("learned_at_ms")),
+                   win_rejected={str(k): int(v) for k, v in dict(win.get("rejected", {})).items()},  # type: ignore[call-overload]
+                   win_restarts=int(win.get("restarts", 0)))  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
@@ -284,28 +418,38 @@ class PlcHealthyLevels:
     vibration_mm_s: float | None
     windows: int  #: windows read
     rejected: dict[str, int] = field(default_factory=dict)  #: why windows were not used (either level)
+    winding_k: float | None = None  #: the healthy winding level (:func:`winding_ratio`), where it could be read
 
 
 def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
-                   rules: BaselineRules | None = None) -> PlcHealthyLevels:
-    """The running pressure and normal vibration of windows a user says are healthy (``linewatch inspect
-    --healthy-plc``): the job's window rules (:class:`BaselineRules`), the median over the windows that
-    pass (the pressure over its majority kind, steady or cyclic), without the job's learning period.
+                   rules: BaselineRules | None = None, rated_current_a: float | None = None,
+                   ends_ms: list[int] | None = None) -> PlcHealthyLevels:
+    """The running pressure, normal vibration and healthy winding level of windows a user says are healthy
+    (``linewatch inspect --healthy-plc``): the job's window rules (:class:`BaselineRules`), the median over
+    the windows that pass (the pressure over its majority kind, steady or cyclic), without the job's
+    learning period. The winding needs the rated current; with the windows' ends (in time order) the
+    windows within ``winding_settle_ms`` after a standstill are left out of it, as the job does.
 
     >>> from pipeline.features.plc_window import plc_feature_names
     >>> names = plc_feature_names()
     >>> def window(p: float, v: float) -> np.ndarray:
     ...     w = np.zeros(len(names)); w[names.index("run_state.mean")] = 1.0
     ...     w[names.index("speed_rpm.mean")] = 1480.0; w[names.index("pressure_bar.mean")] = p
-    ...     w[names.index("pressure_bar.std")] = 0.01 * p; w[names.index("vibration_rms_mm_s.mean")] = v; return w
+    ...     w[names.index("pressure_bar.std")] = 0.01 * p; w[names.index("vibration_rms_mm_s.mean")] = v
+    ...     w[names.index("motor_current_a.mean")] = 20.0; w[names.index("bearing_temp_c.mean")] = 40.0
+    ...     w[names.index("winding_temp_c.mean")] = 40.0 + 6 * v; return w
     >>> healthy_levels([window(4.0, 6.0), window(4.2, 6.4), window(4.1, 5.0)], 1480.0)
-    PlcHealthyLevels(pressure_bar=4.1, vibration_mm_s=6.0, windows=3, rejected={})
+    PlcHealthyLevels(pressure_bar=4.1, vibration_mm_s=6.0, windows=3, rejected={}, winding_k=None)
+    >>> healthy_levels([window(4.0, 6.0), window(4.2, 6.4), window(4.1, 5.0)], 1480.0, rated_current_a=20.0).winding_k
+    36.0
     """
     rules = rules or BaselineRules()
     pressures: list[tuple[bool, float]] = []
     vibrations: list[float] = []
+    windings: list[float] = []
     rejected: dict[str, int] = {}
-    for raw in raws:
+    standstill: int | None = None
+    for k, raw in enumerate(raws):
         raw = np.asarray(raw, dtype=np.float64)
         kind, level = rules.classify(raw, nominal_rpm)
         if kind in (STEADY, CYCLIC):
@@ -315,9 +459,22 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
             vibrations.append(level)
         else:
             rejected[kind] = rejected.get(kind, 0) + 1
+        if rated_current_a is None:
+            continue
+        end = None if ends_ms is None else int(ends_ms[k])
+        run = float(raw[_INDEX["run_state.mean"]])
+        if np.isfinite(run) and run < rules.min_run:
+            standstill = end
+        elif end is not None and standstill is not None and end - standstill < rules.winding_settle_ms:
+            rejected["winding_settling"] = rejected.get("winding_settling", 0) + 1
+        else:
+            kind, level = rules.winding_level(raw, nominal_rpm, rated_current_a)
+            if kind == STEADY:
+                windings.append(level)
     pressure = None
     if pressures:
         cyclic = float(np.mean([c for c, _ in pressures])) >= 0.5
         pressure = round(float(np.median([v for c, v in pressures if c == cyclic])), 4)
     vibration = round(float(np.median(vibrations)), 4) if vibrations else None
-    return PlcHealthyLevels(pressure, vibration, len(raws), rejected)
+    winding = round(float(np.median(windings)), 3) if windings else None
+    return PlcHealthyLevels(pressure, vibration, len(raws), rejected, winding)

@@ -16,6 +16,15 @@ or learned from its own healthy windows) and above :data:`FLEET_NORMAL_VIBRATION
 vibration level is read relative to it, its normal as a healthy level of the fleet
 (:func:`vibration_scale`); at or below it nothing changes.
 
+The winding temperature is read the same way where the machine's healthy winding level is known
+(learned from its own healthy windows: :func:`pipeline.features.plc_baseline.winding_ratio`). One
+window cannot tell a healthy motor that runs hot from a cool-running motor whose fan has failed; the
+model learnt a fleet whose winding rise at rated current spans 30-95 K, so it names a cooling failure
+only where the winding is hotter than any healthy motor's at that current. A machine whose normal is
+below :data:`WINDING_READ_AS_K` has its winding-over-bearing difference scaled so that its normal reads
+as that level (at most :data:`MAX_WINDING_SCALE` times; :func:`winding_scale`): its rise from its own
+normal then reads as a rise from a warm fleet motor's. A machine at or above it is read as before.
+
 >>> from pipeline.features.plc_window import plc_feature_names
 >>> raw = dict.fromkeys(plc_feature_names(), 0.0)
 >>> raw.update({"motor_current_a.mean": 15.0, "speed_rpm.mean": 1470.0, "winding_temp_c.mean": 80.0,
@@ -63,6 +72,34 @@ VIBRATION_READ_AS_MM_S = 2.2
 the training fleet's 75th percentile of healthy windows (2.21 mm/s), chosen from that distribution
 alone so that a healthy machine's swing around its normal (+15 %) stays below the fleet's
 90th percentile (2.6) and a rise by half passes its 99th (3.2)."""
+
+
+WINDING_READ_AS_K = 50.0
+"""The healthy winding level (:func:`pipeline.features.plc_baseline.winding_ratio`, K at rated current) a
+machine that runs cooler has its winding read as. Chosen on a validation world of the training domain
+(``bench/bench_plc_winding_rise.py --learned --domain train --seed 4242``: 240 machines no model learnt
+from, rises 30-95 K; ``bench/results/plc_winding_learned_selection.json``) among 40-66 K: 50, 55 and 60 K
+gave the same cooling-failure recall (0.969 against 0.700 without the level; 40 K 0.908, 66 K raised the
+healthy false alarms), and the lowest of them changes the fewest machines and kept the most imbalance
+recall. The training domain's learned levels have their median at 42 K and their 90th percentile at
+67 K: a cool machine is read as an ordinary one, not a hot one."""
+MAX_WINDING_SCALE = 2.0
+"""The most a machine's winding-over-bearing difference is scaled by (:func:`winding_scale`): a machine that
+runs very cool has a small, noisy difference. On the same validation world a cap of 1.5 gave cooling
+recall 0.846, 3 gave 0.985 but cavitation recall 0.980 -> 0.959."""
+
+
+def winding_scale(normal_k: float | None) -> float:
+    """Factor on a window's winding-over-bearing temperature difference so that the machine's healthy
+    level reads as :data:`WINDING_READ_AS_K` when it runs cooler (at most :data:`MAX_WINDING_SCALE`);
+    else 1 (unknown, or at or above it: a hot machine is read as the model learnt it).
+
+    >>> winding_scale(None), winding_scale(60.0), winding_scale(40.0), winding_scale(10.0), winding_scale(-3.0)
+    (1.0, 1.0, 1.25, 2.0, 1.0)
+    """
+    if normal_k is None or not np.isfinite(normal_k) or normal_k <= 0.0 or normal_k >= WINDING_READ_AS_K:
+        return 1.0
+    return min(MAX_WINDING_SCALE, WINDING_READ_AS_K / float(normal_k))
 
 
 def vibration_scale(normal_mm_s: float | None) -> float:
@@ -114,6 +151,9 @@ def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
     p_mean = g("pressure_bar.mean")
     p_nom = profile.pressure_nominal_bar or (p_mean if ok(p_mean) and p_mean > 0 else None)
     bearing, winding = g("bearing_temp_c.mean"), g("winding_temp_c.mean")
+    w_scale = winding_scale(profile.winding_normal_k)
+    if w_scale != 1.0 and ok(winding) and ok(bearing):
+        winding = bearing + w_scale * (winding - bearing)  # read against the machine's own healthy level
     vib = g("vibration_rms_mm_s.mean")
     vib_ref = vib if ok(vib) and vib > 1e-3 else None  # the ratios below are the machine's own, unscaled
     vib_level = vib * vibration_scale(profile.vibration_normal_mm_s)
@@ -125,9 +165,9 @@ def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
         winding - bearing if ok(winding) and ok(bearing) else 0.0,
         bearing / 100.0 if ok(bearing) else 0.0, winding / 100.0 if ok(winding) else 0.0,
         g("bearing_temp_c.std") if ok(g("bearing_temp_c.std")) else 0.0,
-        g("winding_temp_c.std") if ok(g("winding_temp_c.std")) else 0.0,
+        w_scale * g("winding_temp_c.std") if ok(g("winding_temp_c.std")) else 0.0,
         60.0 * g("bearing_temp_c.slope") if ok(g("bearing_temp_c.slope")) else 0.0,
-        60.0 * g("winding_temp_c.slope") if ok(g("winding_temp_c.slope")) else 0.0,
+        60.0 * w_scale * g("winding_temp_c.slope") if ok(g("winding_temp_c.slope")) else 0.0,
         float(np.log(max(vib_level, 0.01))) if ok(vib) else 0.0,
         div(g("vibration_rms_mm_s.std"), vib_ref), div(g("vibration_rms_mm_s.max"), vib_ref),
         div(g("vibration_rms_mm_s.slope"), vib_ref),

@@ -13,7 +13,11 @@ and the model reads its vibration relative to it where it is above the training 
 (:func:`pipeline.features.plc_physics.vibration_scale`); the counter ``plc_vibration_baseline_above_fleet``
 says an asset learnt a normal level above the fleet's, which is a machine that runs rough by design
 or one that was already imbalanced while it learnt (then relearn it after the repair:
-``plc_pressure_baseline_relearn``). Each window is featurised with what was learned *before* it.
+``plc_pressure_baseline_relearn``). An asset with a rated current learns how warm its winding runs
+when healthy (after ``plc_winding_settle_s`` of running since its last standstill), and the model
+reads the winding against it (:func:`pipeline.features.plc_physics.winding_scale`: a cooling failure
+of a motor that runs cool is then told from a healthy motor that runs hot). Each window is featurised
+with what was learned *before* it.
 """
 
 from __future__ import annotations
@@ -47,18 +51,21 @@ def window_buffer(state: AssetState, asset_id: str) -> PlcWindowBuffer:
 
 def plc_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, asset_id: str,
                  out: StepOutput) -> PlcBaseline | None:
-    """The asset's pressure and vibration learner, or None when ``assets.json`` gives both its nominal
-    pressure and its normal vibration (or learning is off); reset once when the operator's
-    ``plc_pressure_baseline_relearn`` generation of the asset changed."""
+    """The asset's pressure, vibration and winding learner, or None when there is nothing to learn
+    (``assets.json`` gives its nominal pressure and its normal vibration, and no rated current to read the
+    winding by) or learning is off; reset once when the operator's ``plc_pressure_baseline_relearn``
+    generation of the asset changed."""
     flink = ctx.spec.flink
     windows, generation = flink.plc_pressure_baseline_windows, flink.plc_pressure_baseline_relearn.get(asset_id, 0)
-    if (profile.pressure_nominal_bar is not None and profile.vibration_normal_mm_s is not None) or windows <= 0:
+    if windows <= 0 or (profile.pressure_nominal_bar is not None and profile.vibration_normal_mm_s is not None
+                        and profile.rated_current_a is None):
         return None
+    rules = BaselineRules(windows=windows, winding_settle_ms=round(1000 * flink.plc_winding_settle_s))
     learner: PlcBaseline | None = state.pressure
     if learner is None:
-        learner = state.pressure = PlcBaseline(BaselineRules(windows=windows), generation=generation)
-    elif learner.rules.windows != windows:  # the setting changed since the state was written
-        learner.rules = BaselineRules(windows=windows)
+        learner = state.pressure = PlcBaseline(rules, generation=generation)
+    elif learner.rules != rules:  # the settings changed since the state was written
+        learner.rules = rules
         state.pressure = learner
     if learner.generation != generation:
         learner.reset()
@@ -71,7 +78,9 @@ def plc_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, 
 def _learning(learner: PlcBaseline, profile: AssetProfile) -> bool:
     """Whether the learner still has something to learn (and so changes, and is saved)."""
     return ((profile.pressure_nominal_bar is None and not learner.learned)
-            or (profile.vibration_normal_mm_s is None and learner.learned_vib_mm_s is None))
+            or (profile.vibration_normal_mm_s is None and learner.learned_vib_mm_s is None)
+            or (profile.rated_current_a is not None and learner.learned_winding_k is None
+                and not learner.winding_unavailable))
 
 
 def _excerpt(sample: TagSample) -> str:
@@ -129,10 +138,12 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     learner = plc_baseline(ctx, state, profile, blob.asset_id, out)
     if learner is not None and _learning(learner, profile):
         state.pressure = learner  # it changes in this file's windows: saved with the asset's state
+    winding_values = len(learner.win_values) if learner is not None else 0
     for window in windows:
         asset: object = blob.info
         if learner is not None:
-            asset = profile.with_learned_pressure(learner.learned_bar).with_normal_vibration(learner.learned_vib_mm_s)
+            asset = (profile.with_learned_pressure(learner.learned_bar).with_normal_vibration(learner.learned_vib_mm_s)
+                     .with_normal_winding(learner.learned_winding_k))
             if profile.pressure_nominal_bar is None and learner.observe(window.values, window.end_ms, profile.nominal_rpm):
                 out.count("plc_pressure_baseline_learned")
             if profile.vibration_normal_mm_s is None and learner.observe_vibration(
@@ -140,9 +151,14 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                 out.count("plc_vibration_baseline_learned")
                 if vibration_scale(learner.learned_vib_mm_s) < 1.0:  # rough by design, or imbalanced while learnt
                     out.count("plc_vibration_baseline_above_fleet")
+            if profile.rated_current_a is not None and learner.observe_winding(
+                    window.values, window.end_ms, profile.nominal_rpm, profile.rated_current_a):
+                out.count("plc_winding_baseline_learned")
         msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
                                    asset=asset)
         state.plc_standstill_ms = follow_run(msg.stats, window.start_ms, state.plc_standstill_ms,  # the run-up
                                              round(1000 * ctx.spec.flink.plc_run_up_s))
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
         out.count("entries.plc")
+    if learner is not None and len(learner.win_values) != winding_values:
+        state.pressure = learner  # a winding temperature appeared on a machine that had none

@@ -20,7 +20,7 @@ from tests.pipeline.conftest import job_spec
 
 NAMES = plc_feature_names()
 UNITS = {"motor_current_a": "A", "speed_rpm": "rpm", "pressure_bar": "bar", "run_state": "bool",
-         "vibration_rms_mm_s": "mm/s"}
+         "vibration_rms_mm_s": "mm/s", "winding_temp_c": "degC", "bearing_temp_c": "degC"}
 
 
 def raw_window(pressure: float, p_cv: float = 0.01, speed: float = 1480.0, alarms: str | None = None,
@@ -70,7 +70,7 @@ def test_a_cyclic_pressure_learns_the_stroke_peak_and_disagreeing_windows_restar
 
 
 def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator,
-             vibration: float | None = None) -> bytes:
+             vibration: float | None = None, winding_c: float | None = None, run: float = 1.0) -> bytes:
     from pipeline.decoders import format_timestamp_ms
 
     rows = ["timestamp,tag,value,quality,unit"]
@@ -80,6 +80,11 @@ def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.r
                   "pressure_bar": pressure * (1 + rng.normal(0, 0.005)), "run_state": 1.0}
         if vibration is not None:
             values["vibration_rms_mm_s"] = vibration * (1 + rng.normal(0, 0.03))
+        if winding_c is not None:  # a bearing at 40 degC
+            values.update(winding_temp_c=winding_c + rng.normal(0, 0.2), bearing_temp_c=40.0 + rng.normal(0, 0.2))
+        if run != 1.0:
+            values.update(run_state=run, motor_current_a=run * values["motor_current_a"],
+                          speed_rpm=run * values["speed_rpm"])
         rows += [f"{ts},{asset}.{tag},{v:.4f},Good,{UNITS[tag]}" for tag, v in values.items()]
     return ("\n".join(rows) + "\n").encode()
 
@@ -203,5 +208,52 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
     assert np.exp(np.median([v[level] for v in again])) == pytest.approx(1.8, rel=0.03)
 
     declared, counters = ingest("CMP-D", 0, 6.0)  # assets.json says it: read against it from the first window
-    assert "plc_vibration_baseline_learned" not in counters and states["CMP-D"].pressure_json() is None
+    assert "plc_vibration_baseline_learned" not in counters
+    assert states["CMP-D"].pressure.learned_vib_mm_s is None and not states["CMP-D"].pressure.vib_values
     assert np.exp(np.median([v[level] for v in declared])) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.03)
+
+
+def test_the_winding_is_read_against_the_machine_s_own_healthy_level(tmp_path: Path) -> None:
+    """A motor whose winding runs 16 K over its bearing at 80 % of rated current when healthy (a winding
+    level of 22 K at rated current, cooler than the fleet's) learns that level, after the settling time
+    that follows a standstill, and the model input then reads its winding-over-bearing difference
+    against it (pipeline.features.plc_physics.winding_scale): x2, the cap; the learnt level survives a
+    restore. A machine without a rated current learns no winding level."""
+    from pipeline.features.plc_physics import MAX_WINDING_SCALE
+
+    tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
+    base = {"asset_type": "pump", "nominal_rpm": 1480, "pressure_nominal_bar": 4.0, "vibration_normal_mm_s": 1.5,
+            "tags": tags}
+    assets = [{"asset_id": "MTR-C", **base, "rated_current_a": 25.0}, {"asset_id": "MTR-U", **base}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4,
+                                      plc_winding_settle_s=120.0))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(3)
+    t0 = (int(time.time()) - 3_600) * 1000
+    diff = PLC_VECTOR_NAMES.index("temp.winding_minus_bearing")
+    states = {a["asset_id"]: AssetState() for a in assets}
+
+    def ingest(asset: str, minute: int, winding_c: float, run: float = 1.0
+               ) -> tuple[list[np.ndarray], dict[str, int]]:
+        start = t0 + 60_000 * minute
+        entry = writer.write_blob(f"plc/{asset}/{minute}.csv",
+                                  _plc_csv(asset, start, 60, 4.0, rng, 1.5, winding_c, run), asset, start,
+                                  end_ms=start + 60_000)
+        writer.publish([entry])
+        out = ingestor.on_line(entry.to_json(), states[asset], asset)
+        states[asset] = states[asset].copy_through_storage()
+        return [e.message.vector for e in out.entries if hasattr(e.message, "vector")], out.counters
+
+    _, counters = ingest("MTR-C", 0, 40.0, run=0.0)  # standing still
+    first, counters = ingest("MTR-C", 1, 56.0)  # started: settling, nothing learnt
+    assert "plc_winding_baseline_learned" not in counters and states["MTR-C"].pressure.win_rejected["settling"] > 0
+    assert np.median([v[diff] for v in first]) == pytest.approx(16.0, abs=0.5)
+    _, counters = ingest("MTR-C", 3, 56.0)  # 2 min after the stop
+    assert counters.get("plc_winding_baseline_learned") == 1
+    assert states["MTR-C"].pressure.learned_winding_k == pytest.approx(16.0 / (0.2 + 0.8 * 0.8**2), rel=0.03)
+    after, _ = ingest("MTR-C", 4, 56.0)
+    assert np.median([v[diff] for v in after]) == pytest.approx(MAX_WINDING_SCALE * 16.0, abs=1.0)
+
+    _, counters = ingest("MTR-U", 0, 56.0)
+    assert "plc_winding_baseline_learned" not in counters and states["MTR-U"].pressure_json() is None
