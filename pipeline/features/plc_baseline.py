@@ -110,6 +110,18 @@ def winding_ratio(raw: np.ndarray, rated_current_a: float) -> float:
     return (w - b) / (0.2 + 0.8 * (i / rated_current_a) ** 2)
 
 
+def _agreeing_median(values: list[float], max_spread: float, min_spread: float) -> float | None:
+    """The median of ``values`` when they agree (interquartile range at most ``max_spread`` x |median| or
+    ``min_spread``, whichever is larger), else None.
+
+    >>> _agreeing_median([6.0, 6.1, 5.9, 6.2], 0.25, 0.0), _agreeing_median([2.0, 2.1, 6.0, 6.2], 0.25, 0.0)
+    (6.05, None)
+    """
+    median = float(np.median(values))
+    q25, q75 = np.percentile(values, [25, 75])
+    return median if q75 - q25 <= max(max_spread * abs(median), min_spread) else None
+
+
 @dataclass(frozen=True)
 class BaselineRules:
     """How :class:`PlcBaseline` learns (``windows``: the learning period, in accepted windows)."""
@@ -285,10 +297,8 @@ class PlcBaseline:
         self.vib_values.append(float(level))
         if len(self.vib_values) < self.rules.windows:
             return False
-        v = np.asarray(self.vib_values)
-        median = float(np.median(v))
-        q25, q75 = np.percentile(v, [25, 75])
-        if q75 - q25 > self.rules.max_vibration_spread * median:
+        median = _agreeing_median(self.vib_values, self.rules.max_vibration_spread, 0.0)
+        if median is None:
             self.vib_values = self.vib_values[len(self.vib_values) // 2:]
             self.vib_restarts += 1
             return False
@@ -335,10 +345,8 @@ class PlcBaseline:
         self.win_values.append(float(level))
         if len(self.win_values) < self.rules.windows:
             return False
-        v = np.asarray(self.win_values)
-        median = float(np.median(v))
-        q25, q75 = np.percentile(v, [25, 75])
-        if q75 - q25 > max(self.rules.max_winding_spread * abs(median), self.rules.min_winding_spread_k):
+        median = _agreeing_median(self.win_values, self.rules.max_winding_spread, self.rules.min_winding_spread_k)
+        if median is None:
             self.win_values = self.win_values[len(self.win_values) // 2:]
             self.win_restarts += 1
             return False
