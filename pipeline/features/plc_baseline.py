@@ -60,8 +60,10 @@ and the machine must have run for ``winding_settle_ms`` since the last standstil
 winding heats with a time constant of tens of minutes after a start: learnt while it warms, the level
 would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
 median or ``min_winding_spread_k``, whichever is larger, else the older half is dropped. A cooling
-failure present while the level is learnt is learnt as the machine's normal: it raises the level, so
-nothing changes against today (the reading only ever scales a winding up, never down).
+failure present while the level is learnt is learnt as the machine's normal: the level is too high,
+so the machine is read less keenly than with a true level, and never below one window's reading (the
+reading only ever scales a winding up, never down); that failure itself then reads as normal, as one
+window of a hot motor does.
 
 >>> from pipeline.features.plc_window import plc_feature_names
 >>> names = plc_feature_names()
