@@ -171,6 +171,28 @@ class BaselineRules:
         reason = self._operating(raw, nominal_rpm)
         return (reason, math.nan) if reason is not None else (STEADY, v)
 
+    def winding_settled(self, raw: np.ndarray, end_ms: int | None, standstill_ms: int | None
+                        ) -> tuple[int | None, str | None]:
+        """The end of the machine's newest standstill after this window (in time order), and why the
+        window does not show a settled winding (``"not_running"``, ``"settling"``: within
+        ``winding_settle_ms`` after a standstill) or None. A machine whose standstill was never seen ran
+        before the data began and counts as settled; without ``end_ms`` nothing is settling.
+
+        >>> from pipeline.features.plc_window import plc_feature_names
+        >>> w = np.zeros(len(plc_feature_names())); rules = BaselineRules(winding_settle_ms=60_000)
+        >>> rules.winding_settled(w, 10_000, None)  # run_state 0: standing still
+        (10000, 'not_running')
+        >>> w[plc_feature_names().index("run_state.mean")] = 1.0
+        >>> rules.winding_settled(w, 40_000, 10_000), rules.winding_settled(w, 70_000, 10_000)
+        ((10000, 'settling'), (10000, None))
+        """
+        run = float(raw[_INDEX["run_state.mean"]])
+        if np.isfinite(run) and run < self.min_run:  # the winding cools, and warms again after the start
+            return end_ms, "not_running"
+        if end_ms is not None and standstill_ms is not None and end_ms - standstill_ms < self.winding_settle_ms:
+            return standstill_ms, "settling"
+        return standstill_ms, None
+
     def winding_level(self, raw: np.ndarray, nominal_rpm: float | None = None,
                       rated_current_a: float | None = None) -> tuple[str, float]:
         """``("steady", ratio)`` of a window whose winding temperature can be learnt (:func:`winding_ratio`),
@@ -327,15 +349,9 @@ class PlcBaseline:
         if self.learned_winding_k is not None:
             return False
         raw = np.asarray(raw, dtype=np.float64)
-        run = float(raw[_INDEX["run_state.mean"]])
-        if np.isfinite(run) and run < self.rules.min_run:  # a standstill: the winding cools, and warms after the start
-            self.win_standstill_ms = int(end_ms)
-            self.win_rejected["not_running"] = self.win_rejected.get("not_running", 0) + 1
-            return False
-        # settled: the machine ran for winding_settle_ms since the last standstill the learner saw (it ran
-        # before the data began when it saw none)
-        if self.win_standstill_ms is not None and end_ms - self.win_standstill_ms < self.rules.winding_settle_ms:
-            self.win_rejected["settling"] = self.win_rejected.get("settling", 0) + 1
+        self.win_standstill_ms, why = self.rules.winding_settled(raw, int(end_ms), self.win_standstill_ms)
+        if why is not None:
+            self.win_rejected[why] = self.win_rejected.get(why, 0) + 1
             return False
         if self.win_last_ms is not None and end_ms - self.win_last_ms < self.rules.min_gap_ms:
             return False
@@ -471,13 +487,10 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
             rejected[kind] = rejected.get(kind, 0) + 1
         if rated_current_a is None:
             continue
-        end = None if ends_ms is None else int(ends_ms[k])
-        run = float(raw[_INDEX["run_state.mean"]])
-        if np.isfinite(run) and run < rules.min_run:
-            standstill = end
-        elif end is not None and standstill is not None and end - standstill < rules.winding_settle_ms:
+        standstill, why = rules.winding_settled(raw, None if ends_ms is None else int(ends_ms[k]), standstill)
+        if why == "settling":
             rejected["winding_settling"] = rejected.get("winding_settling", 0) + 1
-        else:
+        elif why is None:
             kind, level = rules.winding_level(raw, nominal_rpm, rated_current_a)
             if kind == STEADY:
                 windings.append(level)

@@ -138,7 +138,6 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     learner = plc_baseline(ctx, state, profile, blob.asset_id, out)
     if learner is not None and _learning(learner, profile):
         state.pressure = learner  # it changes in this file's windows: saved with the asset's state
-    winding_values = len(learner.win_values) if learner is not None else 0
     for window in windows:
         asset: object = blob.info
         if learner is not None:
@@ -160,5 +159,5 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                                              round(1000 * ctx.spec.flink.plc_run_up_s))
         out.entries.append(ctx.features_entry(Modality.PLC, blob.asset_id, window.end_ms, msg))
         out.count("entries.plc")
-    if learner is not None and len(learner.win_values) != winding_values:
-        state.pressure = learner  # a winding temperature appeared on a machine that had none
+    if learner is not None and _learning(learner, profile):
+        state.pressure = learner  # learning again (a winding temperature appeared on a machine that had none)

@@ -257,3 +257,18 @@ def test_the_winding_is_read_against_the_machine_s_own_healthy_level(tmp_path: P
 
     _, counters = ingest("MTR-U", 0, 56.0)
     assert "plc_winding_baseline_learned" not in counters and states["MTR-U"].pressure_json() is None
+
+
+def test_the_learner_state_stays_small_at_its_fullest() -> None:
+    """docs/ingestion.md: the ``plc-pressure-baseline`` value stays under 5 KB. Its largest: every level one
+    window short of its learning period (60), with rejection counts."""
+    b = PlcBaseline(BaselineRules())
+    n = b.rules.windows - 1
+    b.values, b.cyclic = [123.456789] * n, [False] * n
+    b.vib_values, b.win_values = [1.23456789] * n, [45.6789123] * n
+    b.rejected = {"not_at_rated_speed": 123_456, "alarm": 7_890, "pressure_not_steady": 45_678}
+    b.vib_rejected, b.win_rejected = dict(b.rejected), {"settling": 123_456, "not_running": 7_890}
+    b.last_ms = b.vib_last_ms = b.win_last_ms = b.win_standstill_ms = 1_795_960_801_300
+    text = json.dumps(b.to_state())
+    assert len(text.encode()) < 5_000
+    assert PlcBaseline.from_state(json.loads(text)).win_values == b.win_values
