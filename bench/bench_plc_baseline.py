@@ -191,7 +191,7 @@ def main() -> None:
         learned[ai] = {"asset_id": a.asset_id, "asset_type": a.asset_type, "vfd": bool(a.extra.get("vfd")),
                        "true_bar": a.pressure_nominal_bar, "learned_bar": b.learned_bar, "offered": b.seen,
                        "rejected": b.rejected, "restarts": b.restarts, "learned_vib_mm_s": b.learned_vib_mm_s,
-                       "vib_rejected": b.vib_rejected, "vib_restarts": b.vib_restarts,
+                       "vib_rejected": b.vibration.rejected, "vib_restarts": b.vibration.restarts,
                        "nameplate_has_pressure": profiles[a.asset_id].pressure_nominal_bar is not None}
         imb = _stream(a, ai, args.seed + 2, "imbalance", args.max_learning_windows, domain)[: args.max_learning_windows]
         imb = [replace(s, severity=imb[0].severity) for s in imb]  # one imbalance, as a machine has it for weeks

@@ -80,6 +80,7 @@ window of a hot motor does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import math
@@ -227,6 +228,74 @@ class BaselineRules:
 
 
 @dataclass
+class LevelLearner:
+    """One level of a machine learnt from its own windows (in time order): the median of a learning
+    period's accepted values when they agree (:func:`_agreeing_median`); when they do not, the older
+    half is dropped and learning goes on (``restarts``). The vibration and the winding learners of
+    :class:`PlcBaseline` are two of these; the pressure learner keeps its own (steady or cyclic).
+
+    >>> lv = LevelLearner()
+    >>> [lv.offer(STEADY, v, 10_000 * i, BaselineRules(windows=3), 0.25, 0.0) for i, v in enumerate([6.1, 5.8, 6.4])]
+    [False, False, True]
+    >>> lv.learned, lv.offer("alarm", 9.0, 40_000, BaselineRules(windows=3), 0.25, 0.0), lv.rejected
+    (6.1, False, {})
+    """
+
+    values: list[float] = field(default_factory=list)
+    last_ms: int | None = None
+    learned: float | None = None
+    learned_at_ms: int | None = None
+    rejected: dict[str, int] = field(default_factory=dict)
+    restarts: int = 0
+
+    def reject(self, why: str) -> None:
+        self.rejected[why] = self.rejected.get(why, 0) + 1
+
+    def offer(self, kind: str, level: float, end_ms: int, rules: BaselineRules, max_spread: float,
+              min_spread: float, digits: int = 4) -> bool:
+        """Offer one window's ``(kind, level)``; True when it completed the learning. Windows closer than
+        ``rules.min_gap_ms`` to the last accepted one are skipped; a ``kind`` other than steady is counted
+        as a rejection."""
+        if self.learned is not None:
+            return False
+        if self.last_ms is not None and end_ms - self.last_ms < rules.min_gap_ms:
+            return False
+        if kind != STEADY:
+            self.reject(kind)
+            return False
+        self.last_ms = int(end_ms)
+        self.values.append(float(level))
+        if len(self.values) < rules.windows:
+            return False
+        median = _agreeing_median(self.values, max_spread, min_spread)
+        if median is None:
+            self.values = self.values[len(self.values) // 2:]
+            self.restarts += 1
+            return False
+        self.learned, self.learned_at_ms, self.values = round(median, digits), int(end_ms), []
+        return True
+
+    def to_state(self, learned_key: str) -> dict[str, object]:
+        return {"values": self.values, "last_ms": self.last_ms, learned_key: self.learned,
+                "learned_at_ms": self.learned_at_ms, "rejected": self.rejected, "restarts": self.restarts}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, object], learned_key: str) -> LevelLearner:
+        """Rebuild from :meth:`to_state`; an empty mapping (a state written before this level was learnt)
+        gives a learner with nothing learnt."""
+        def opt_int(x: object) -> int | None:
+            return None if x is None else int(x)  # type: ignore[call-overload]
+
+        learned = state.get(learned_key)
+        return cls(values=[float(x) for x in state.get("values", [])],  # type: ignore[attr-defined]
+                   last_ms=opt_int(state.get("last_ms")),
+                   learned=None if learned is None else float(learned),  # type: ignore[arg-type]
+                   learned_at_ms=opt_int(state.get("learned_at_ms")),
+                   rejected={str(k): int(v) for k, v in dict(state.get("rejected", {})).items()},  # type: ignore[call-overload]
+                   restarts=int(state.get("restarts", 0)))  # type: ignore[call-overload]
+
+
+@dataclass
 class PlcBaseline:
     """Per-asset learner of the running pressure level, the normal vibration level and the healthy winding
     level (JSON state via :meth:`to_state`; a state written before the vibration or the winding was learnt
@@ -243,29 +312,27 @@ class PlcBaseline:
     rejected: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
     generation: int = 0  #: bumped by the operator to learn again (``flink.plc_pressure_baseline_relearn``)
-    vib_values: list[float] = field(default_factory=list)
-    vib_last_ms: int | None = None
-    learned_vib_mm_s: float | None = None
-    learned_vib_at_ms: int | None = None
-    vib_rejected: dict[str, int] = field(default_factory=dict)
-    vib_restarts: int = 0
-    win_values: list[float] = field(default_factory=list)
-    win_last_ms: int | None = None
+    vibration: LevelLearner = field(default_factory=LevelLearner)  #: mm/s RMS
+    winding: LevelLearner = field(default_factory=LevelLearner)  #: K at rated current (:func:`winding_ratio`)
     win_standstill_ms: int | None = None  #: end of the newest window in which the machine stood still
-    learned_winding_k: float | None = None
-    learned_winding_at_ms: int | None = None
-    win_rejected: dict[str, int] = field(default_factory=dict)
-    win_restarts: int = 0
 
     @property
     def learned(self) -> bool:
         return self.learned_bar is not None
 
     @property
+    def learned_vib_mm_s(self) -> float | None:
+        return self.vibration.learned
+
+    @property
+    def learned_winding_k(self) -> float | None:
+        return self.winding.learned
+
+    @property
     def winding_unavailable(self) -> bool:
         """True when a learning period of the machine's running windows had no winding or bearing temperature
         (or current) and none had: its historian has no such tags, and there is nothing to learn."""
-        return not self.win_values and self.win_rejected.get("no_winding_temperature", 0) >= self.rules.windows
+        return not self.winding.values and self.winding.rejected.get("no_winding_temperature", 0) >= self.rules.windows
 
     def observe(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None) -> bool:
         """Offer one window (raw features, window end); True when this window completed the learning."""
@@ -309,25 +376,10 @@ class PlcBaseline:
         >>> [b.observe_vibration(window(v), end_ms=10_000 * i) for i, v in enumerate([6.1, 5.8, 6.4])], b.learned_vib_mm_s
         ([False, False, True], 6.1)
         """
-        if self.learned_vib_mm_s is not None:
-            return False
-        if self.vib_last_ms is not None and end_ms - self.vib_last_ms < self.rules.min_gap_ms:
+        if self.vibration.learned is not None:
             return False
         kind, level = self.rules.vibration_level(np.asarray(raw, dtype=np.float64), nominal_rpm)
-        if kind != STEADY:
-            self.vib_rejected[kind] = self.vib_rejected.get(kind, 0) + 1
-            return False
-        self.vib_last_ms = int(end_ms)
-        self.vib_values.append(float(level))
-        if len(self.vib_values) < self.rules.windows:
-            return False
-        median = _agreeing_median(self.vib_values, self.rules.max_vibration_spread, 0.0)
-        if median is None:
-            self.vib_values = self.vib_values[len(self.vib_values) // 2:]
-            self.vib_restarts += 1
-            return False
-        self.learned_vib_mm_s, self.learned_vib_at_ms, self.vib_values = round(median, 4), int(end_ms), []
-        return True
+        return self.vibration.offer(kind, level, int(end_ms), self.rules, self.rules.max_vibration_spread, 0.0)
 
     def observe_winding(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None,
                         rated_current_a: float | None = None) -> bool:
@@ -343,56 +395,34 @@ class PlcBaseline:
         >>> [b.observe_winding(window(r, w), 10_000 * i, 1480.0, 20.0)  # a stop at 10 s; settled from 40 s
         ...  for i, (r, w) in enumerate([(1, 80), (0, 40), (1, 50), (1, 60), (1, 79), (1, 81)])]
         [False, False, False, False, False, True]
-        >>> b.learned_winding_k, b.win_rejected
+        >>> b.learned_winding_k, b.winding.rejected
         (40.0, {'not_running': 1, 'settling': 2})
         """
-        if self.learned_winding_k is not None:
+        if self.winding.learned is not None:
             return False
         raw = np.asarray(raw, dtype=np.float64)
         self.win_standstill_ms, why = self.rules.winding_settled(raw, int(end_ms), self.win_standstill_ms)
         if why is not None:
-            self.win_rejected[why] = self.win_rejected.get(why, 0) + 1
-            return False
-        if self.win_last_ms is not None and end_ms - self.win_last_ms < self.rules.min_gap_ms:
+            self.winding.reject(why)
             return False
         kind, level = self.rules.winding_level(raw, nominal_rpm, rated_current_a)
-        if kind != STEADY:
-            self.win_rejected[kind] = self.win_rejected.get(kind, 0) + 1
-            return False
-        self.win_last_ms = int(end_ms)
-        self.win_values.append(float(level))
-        if len(self.win_values) < self.rules.windows:
-            return False
-        median = _agreeing_median(self.win_values, self.rules.max_winding_spread, self.rules.min_winding_spread_k)
-        if median is None:
-            self.win_values = self.win_values[len(self.win_values) // 2:]
-            self.win_restarts += 1
-            return False
-        self.learned_winding_k, self.learned_winding_at_ms, self.win_values = round(median, 3), int(end_ms), []
-        return True
+        return self.winding.offer(kind, level, int(end_ms), self.rules, self.rules.max_winding_spread,
+                                  self.rules.min_winding_spread_k, digits=3)
 
     def reset(self) -> None:
         """Forget the learned levels and learn again (e.g. after the machine was serviced)."""
         self.values, self.cyclic, self.last_ms = [], [], None
         self.learned_bar, self.learned_at_ms, self.learned_kind = None, None, None
         self.seen, self.rejected, self.restarts = 0, {}, 0
-        self.vib_values, self.vib_last_ms, self.learned_vib_mm_s, self.learned_vib_at_ms = [], None, None, None
-        self.vib_rejected, self.vib_restarts = {}, 0
-        self.win_values, self.win_last_ms, self.win_standstill_ms = [], None, None
-        self.learned_winding_k, self.learned_winding_at_ms, self.win_rejected, self.win_restarts = None, None, {}, 0
+        self.vibration, self.winding, self.win_standstill_ms = LevelLearner(), LevelLearner(), None
 
     def to_state(self) -> dict[str, object]:
         return {"windows": self.rules.windows, "winding_settle_ms": self.rules.winding_settle_ms, "values": self.values, "cyclic": self.cyclic,
                 "last_ms": self.last_ms, "learned_kind": self.learned_kind,
                 "learned_bar": self.learned_bar, "learned_at_ms": self.learned_at_ms, "seen": self.seen,
                 "rejected": self.rejected, "restarts": self.restarts, "generation": self.generation,
-                "vibration": {"values": self.vib_values, "last_ms": self.vib_last_ms,
-                              "learned_mm_s": self.learned_vib_mm_s, "learned_at_ms": self.learned_vib_at_ms,
-                              "rejected": self.vib_rejected, "restarts": self.vib_restarts},
-                "winding": {"values": self.win_values, "last_ms": self.win_last_ms,
-                            "standstill_ms": self.win_standstill_ms, "learned_k": self.learned_winding_k,
-                            "learned_at_ms": self.learned_winding_at_ms, "rejected": self.win_rejected,
-                            "restarts": self.win_restarts}}
+                "vibration": self.vibration.to_state("learned_mm_s"),
+                "winding": self.winding.to_state("learned_k") | {"standstill_ms": self.win_standstill_ms}}
 
     @classmethod
     def from_state(cls, state: dict[str, object], rules: BaselineRules | None = None) -> PlcBaseline:
@@ -402,16 +432,8 @@ class PlcBaseline:
             winding_settle_ms=int(state.get("winding_settle_ms", BaselineRules.winding_settle_ms)))  # type: ignore[call-overload]
         learned, at, last = state.get("learned_bar"), state.get("learned_at_ms"), state.get("last_ms")
         kind = state.get("learned_kind")
-        vib: dict[str, object] = dict(state.get("vibration") or {})  # type: ignore[call-overload]
-        v_learned, v_at, v_last = vib.get("learned_mm_s"), vib.get("learned_at_ms"), vib.get("last_ms")
         win: dict[str, object] = dict(state.get("winding") or {})  # type: ignore[call-overload]
-
-        def opt_int(x: object) -> int | None:
-            return None if x is None else int(x)  # type: ignore[call-overload]
-
-        def opt_float(x: object) -> float | None:
-            return None if x is None else float(x)  # type: ignore[arg-type]
-
+        standstill = win.get("standstill_ms")
         return cls(rules=rules, values=[float(x) for x in state.get("values", [])],  # type: ignore[attr-defined]
                    cyclic=[bool(x) for x in state.get("cyclic", [])],  # type: ignore[attr-defined]
                    learned_kind=None if kind is None else str(kind),
@@ -422,18 +444,9 @@ class PlcBaseline:
                    rejected={str(k): int(v) for k, v in dict(state.get("rejected", {})).items()},  # type: ignore[call-overload]
                    restarts=int(state.get("restarts", 0)),  # type: ignore[call-overload]
                    generation=int(state.get("generation", 0)),  # type: ignore[call-overload]
-                   vib_values=[float(x) for x in vib.get("values", [])],  # type: ignore[attr-defined]
-                   vib_last_ms=None if v_last is None else int(v_last),  # type: ignore[call-overload]
-                   learned_vib_mm_s=None if v_learned is None else float(v_learned),  # type: ignore[arg-type]
-                   learned_vib_at_ms=None if v_at is None else int(v_at),  # type: ignore[call-overload]
-                   vib_rejected={str(k): int(v) for k, v in dict(vib.get("rejected", {})).items()},  # type: ignore[call-overload]
-                   vib_restarts=int(vib.get("restarts", 0)),  # type: ignore[call-overload]
-                   win_values=[float(x) for x in win.get("values", [])],  # type: ignore[attr-defined]
-                   win_last_ms=opt_int(win.get("last_ms")), win_standstill_ms=opt_int(win.get("standstill_ms")),
-                   learned_winding_k=opt_float(win.get("learned_k")),
-                   learned_winding_at_ms=opt_int(win.get("learned_at_ms")),
-                   win_rejected={str(k): int(v) for k, v in dict(win.get("rejected", {})).items()},  # type: ignore[call-overload]
-                   win_restarts=int(win.get("restarts", 0)))  # type: ignore[call-overload]
+                   vibration=LevelLearner.from_state(dict(state.get("vibration") or {}), "learned_mm_s"),  # type: ignore[call-overload]
+                   winding=LevelLearner.from_state(win, "learned_k"),
+                   win_standstill_ms=None if standstill is None else int(standstill))  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

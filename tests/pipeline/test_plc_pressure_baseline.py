@@ -146,15 +146,15 @@ def test_vibration_windows_follow_the_operating_rules_and_a_changing_level_resta
     b = PlcBaseline(BaselineRules(windows=4))
     for i, w in enumerate([vib_window(6.0, speed=900.0), vib_window(6.0, alarms="A2xx"), raw_window(2.0)]):
         b.observe_vibration(w, end_ms=10_000 * (i + 1), nominal_rpm=1480.0)
-    assert b.vib_rejected == {"not_at_rated_speed": 1, "alarm": 1, "no_vibration": 1} and not b.vib_values
+    assert b.vibration.rejected == {"not_at_rated_speed": 1, "alarm": 1, "no_vibration": 1} and not b.vibration.values
     for i, v in enumerate([2.0, 2.1, 6.0, 6.2]):  # the machine changed state while learning
         b.observe_vibration(vib_window(v), end_ms=100_000 + 10_000 * i, nominal_rpm=1480.0)
-    assert b.learned_vib_mm_s is None and b.vib_restarts == 1 and b.vib_values == [6.0, 6.2]
+    assert b.learned_vib_mm_s is None and b.vibration.restarts == 1 and b.vibration.values == [6.0, 6.2]
     for i, v in enumerate([6.1, 5.9]):
         b.observe_vibration(vib_window(v), end_ms=200_000 + 10_000 * i, nominal_rpm=1480.0)
     assert b.learned_vib_mm_s == pytest.approx(6.05)
     restored = PlcBaseline.from_state(json.loads(json.dumps(b.to_state())))
-    assert restored.learned_vib_mm_s == b.learned_vib_mm_s and restored.vib_restarts == 1
+    assert restored.vibration == b.vibration and restored.vibration.restarts == 1
     old = {k: v for k, v in b.to_state().items() if k != "vibration"}  # a state written before vibration was learnt
     assert PlcBaseline.from_state(old).learned_vib_mm_s is None
 
@@ -209,7 +209,7 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
 
     declared, counters = ingest("CMP-D", 0, 6.0)  # assets.json says it: read against it from the first window
     assert "plc_vibration_baseline_learned" not in counters
-    assert states["CMP-D"].pressure.learned_vib_mm_s is None and not states["CMP-D"].pressure.vib_values
+    assert states["CMP-D"].pressure.learned_vib_mm_s is None and not states["CMP-D"].pressure.vibration.values
     assert np.exp(np.median([v[level] for v in declared])) == pytest.approx(VIBRATION_READ_AS_MM_S, rel=0.03)
 
 
@@ -247,7 +247,7 @@ def test_the_winding_is_read_against_the_machine_s_own_healthy_level(tmp_path: P
 
     _, counters = ingest("MTR-C", 0, 40.0, run=0.0)  # standing still
     first, counters = ingest("MTR-C", 1, 56.0)  # started: settling, nothing learnt
-    assert "plc_winding_baseline_learned" not in counters and states["MTR-C"].pressure.win_rejected["settling"] > 0
+    assert "plc_winding_baseline_learned" not in counters and states["MTR-C"].pressure.winding.rejected["settling"] > 0
     assert np.median([v[diff] for v in first]) == pytest.approx(16.0, abs=0.5)
     _, counters = ingest("MTR-C", 3, 56.0)  # 2 min after the stop
     assert counters.get("plc_winding_baseline_learned") == 1
@@ -265,10 +265,10 @@ def test_the_learner_state_stays_small_at_its_fullest() -> None:
     b = PlcBaseline(BaselineRules())
     n = b.rules.windows - 1
     b.values, b.cyclic = [123.456789] * n, [False] * n
-    b.vib_values, b.win_values = [1.23456789] * n, [45.6789123] * n
+    b.vibration.values, b.winding.values = [1.23456789] * n, [45.6789123] * n
     b.rejected = {"not_at_rated_speed": 123_456, "alarm": 7_890, "pressure_not_steady": 45_678}
-    b.vib_rejected, b.win_rejected = dict(b.rejected), {"settling": 123_456, "not_running": 7_890}
-    b.last_ms = b.vib_last_ms = b.win_last_ms = b.win_standstill_ms = 1_795_960_801_300
+    b.vibration.rejected, b.winding.rejected = dict(b.rejected), {"settling": 123_456, "not_running": 7_890}
+    b.last_ms = b.vibration.last_ms = b.winding.last_ms = b.win_standstill_ms = 1_795_960_801_300
     text = json.dumps(b.to_state())
     assert len(text.encode()) < 5_000
-    assert PlcBaseline.from_state(json.loads(text)).win_values == b.win_values
+    assert PlcBaseline.from_state(json.loads(text)) == b
