@@ -138,6 +138,13 @@ class DomainSpec:
     #: (30, 70) of before taught the PLC model that any winding hotter than that is a cooling
     #: failure (docs/models.md, "PLC v6: motors that run hot").
     winding_rise_k: tuple[float, float] = (30.0, 95.0)
+    #: Off (None) in the shipped domains: the NDE bearing's friction rise as a share of the DE
+    #: bearing's, drawn per machine (0.8 when off). Bearing sizes, preload, grease fill and the fan's
+    #: draft differ from motor to motor; with one fixed share a model learns that a healthy NDE is
+    #: never about as warm as the DE and calls such a machine's NDE bearing worn. Trained with
+    #: (0.55, 1.1) and not shipped: a healthy NDE that warm hides a cooling failure's warm NDE end
+    #: (docs/models.md, "Thermal: a healthy NDE bearing as warm as the DE").
+    nde_friction_share: tuple[float, float] | None = None
 
 
 TRAIN_DOMAIN = DomainSpec("train", ("pump", "press", "conveyor"))
@@ -234,6 +241,8 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
         style["thermal_housing_rim"], style["thermal_housing_peak"] = 1.0 - 0.5 * contrast, contrast
     if spec.thermal_day_spread is not None:  # constants, no draw: the machine's other keys are unchanged
         style["thermal_day_rise"], style["thermal_day_offset_k"] = spec.thermal_day_spread
+    if spec.nde_friction_share is not None:  # the stream's last draw: the keys above are unchanged
+        style["thermal_nde_friction_share"] = float(rng.uniform(*spec.nde_friction_share))
     return style
 
 

@@ -163,3 +163,30 @@ def test_running_baselines_can_show_their_machine_on_another_day_leaving_the_sam
     np.testing.assert_array_equal(plain.thermal[~with_baseline], daily.thermal[~with_baseline])
     changed = np.abs(plain.thermal[with_baseline][:, base] - daily.thermal[with_baseline][:, base]).max(axis=1)
     assert np.all(changed > 0.05)
+
+
+def test_a_machine_s_nde_housing_runs_at_its_own_share_of_the_de_friction_when_the_domain_says_so() -> None:
+    """``DomainSpec.nde_friction_share``: drawn per machine as the last draw of its thermal style (its
+    other keys unchanged); only the NDE housing moves (PLC and audio untouched); off in the shipped
+    domains, where every machine runs at ``NDE_FRICTION_SHARE``."""
+    from linewatch.simulator.physics import NDE_FRICTION_SHARE
+
+    cool, spec = _machine(thermal_nde_friction_share=0.6)
+    warm, _ = _machine(thermal_nde_friction_share=1.0)
+    f_cool, f_warm = _frame_c(cool, spec), _frame_c(warm, spec)
+    nde = _housing_c(warm, f_warm, "nde_bearing") - _housing_c(cool, f_cool, "nde_bearing")
+    de = _housing_c(warm, f_warm, "de_bearing") - _housing_c(cool, f_cool, "de_bearing")
+    assert nde > 1.0 and abs(de) < 0.1 * nde  # kelvin
+    r_cool, r_warm = DomainRenderer([cool], SEED).render(spec), DomainRenderer([warm], SEED).render(spec)
+    assert np.array_equal(r_cool.clip, r_warm.clip) and np.array_equal(r_cool.plc.values, r_warm.plc.values,
+                                                                       equal_nan=True)
+    plain, _ = _machine()
+    shares = [_frame_c(plain, spec), _frame_c(replace(plain, extra={**plain.extra,
+                                                                  "thermal_nde_friction_share": NDE_FRICTION_SHARE}), spec)]
+    assert np.array_equal(*shares)
+    shipped = domain_fleet(30, SEED)
+    drawn = domain_fleet(30, SEED, replace(TRAIN_DOMAIN, nde_friction_share=(0.65, 1.0)))
+    assert all("thermal_nde_friction_share" not in a.extra for a in shipped)
+    assert all(0.65 <= a.extra["thermal_nde_friction_share"] <= 1.0 for a in drawn)
+    assert [a.extra for a in shipped] == [{k: v for k, v in a.extra.items() if k != "thermal_nde_friction_share"}
+                                          for a in drawn]
