@@ -89,6 +89,8 @@ PROPOSE_MIN_IOU = 0.2
 GIVEN_GROWTH = (1.0, 1.04, 1.08)
 #: The same growths (alike across and along) for the group search's candidates.
 GROUP_GROWTH = (1.0, 1.08)
+#: The most of a fitted terminal box's height (width) that :func:`off_the_body` trims off the body.
+MAX_BODY_TRIM = 0.25
 
 
 @dataclass(frozen=True)
@@ -454,6 +456,41 @@ def _scaled(boxes: Mapping[str, tuple[float, float, float, float]], k: float) ->
     return {n: (b[0] * k, b[1] * k, b[2] * k, b[3] * k) for n, b in boxes.items()}
 
 
+def off_the_body(boxes: dict[str, tuple[float, float, float, float]]) -> None:
+    """In place: a ``terminal_box`` that a fit laid over the ``motor_body``'s outline is trimmed back to
+    the body's edge, on the side it sits on (the box sits on the body; it does not reach into it). The
+    terminal box is read for a hot lug (its maximum over its median), and a row of the body inside it
+    reads as one: a healthy machine's box registered two pixels into a body 20 K warmer was called
+    electrical overheating. Left as it is when the trim would take more than :data:`MAX_BODY_TRIM` of the
+    box (a box that far onto the body was not placed on the terminal box).
+
+    >>> b = {"motor_body": (20.0, 40.0, 80.0, 80.0), "terminal_box": (40.0, 26.0, 60.0, 42.5)}
+    >>> off_the_body(b); b["terminal_box"]
+    (40.0, 26.0, 60.0, 40.0)
+    >>> b = {"motor_body": (20.0, 40.0, 80.0, 80.0), "terminal_box": (40.0, 30.0, 60.0, 44.0)}
+    >>> off_the_body(b); b["terminal_box"]                          # mostly inside: not a trim
+    (40.0, 30.0, 60.0, 44.0)
+    """
+    tb, body = boxes.get("terminal_box"), boxes.get("motor_body")
+    if tb is None or body is None:
+        return
+    ox = min(tb[2], body[2]) - max(tb[0], body[0])
+    oy = min(tb[3], body[3]) - max(tb[1], body[1])
+    w, h = tb[2] - tb[0], tb[3] - tb[1]
+    if ox <= 0 or oy <= 0 or w <= 0 or h <= 0:
+        return
+    if oy / h <= ox / w:  # above or below the body
+        if oy > MAX_BODY_TRIM * h:
+            return
+        above = (tb[1] + tb[3]) < (body[1] + body[3])
+        boxes["terminal_box"] = (tb[0], tb[1], tb[2], body[1]) if above else (tb[0], body[3], tb[2], tb[3])
+    else:  # beside it (a machine turned a quarter)
+        if ox > MAX_BODY_TRIM * w:
+            return
+        left = (tb[0] + tb[2]) < (body[0] + body[2])
+        boxes["terminal_box"] = (tb[0], tb[1], body[0], tb[3]) if left else (body[2], tb[1], tb[2], tb[3])
+
+
 def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type: str = "",
                 fan_side: str | None = None, enabled: bool = True) -> RegionFit:
     """Boxes to read in ``frame_c`` (°C, any size): ``boxes`` as given (already in this frame's
@@ -487,6 +524,7 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
         refine_boxes(full, current, {n: tuple(float(v) for v in b) for n, b in given.items()})
         if _box_mean(full, current) < _box_mean(full, rigid) * (1.0 + REFINE_SET_GAIN):
             current = rigid  # the group move explains the frame (a camera that moved): keep the drawn layout
+        off_the_body(current)
         out = _to_frame(current, 1, frame_c.shape)
         before_full = drawn_score(full, [tuple(float(v) for v in b) for b in given.values()])
         return RegionFit(out, "registered", shift, scale, _score(full, list(current.values())), before_full, moved)
@@ -495,4 +533,5 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
         return RegionFit({}, "none", score=score)
     current = _scaled(proposed, float(k))
     refine_boxes(full, current)  # the parts of this machine are not quite where the typical layout has them
+    off_the_body(current)
     return RegionFit(_to_frame(current, 1, frame_c.shape), "proposed", (shift[0] * k, shift[1] * k), scale * k, score)

@@ -194,3 +194,29 @@ def test_the_job_checks_boxes_that_fit_every_nth_frame_and_fits_moved_ones_on_ev
     for i, (msg, frame) in enumerate(zip(messages, frames, strict=True)):
         if not moves[i] or i in (3, 4):  # checked, or the camera is where the boxes say
             np.testing.assert_array_equal(msg.vector, thermal_vector(frame, info, None, {"unit": "centikelvin"}))
+
+
+def test_a_registered_terminal_box_does_not_reach_into_the_motor_body() -> None:
+    # the terminal box sits on the body, which runs 10 K warmer; the user's box reached 3 px into the
+    # body and the camera has since moved: registered back, the box must not read the body's top rows as
+    # a hot lug (a healthy machine of another generator's fleet was called electrical overheating so)
+    parts = {"nde_bearing": (40, 100, 52, 130), "motor_body": (52, 90, 150, 140), "terminal_box": (85, 75, 115, 90),
+             "de_bearing": (150, 98, 162, 132), "coupling": (162, 106, 175, 124), "driven": (175, 80, 290, 145)}
+    temps = {"nde_bearing": 38.0, "motor_body": 46.0, "terminal_box": 36.0, "de_bearing": 40.0, "coupling": 30.0,
+             "driven": 60.0}
+    frame = np.full((240, 320), 20.0)
+    for name, (x0, y0, x1, y1) in parts.items():
+        frame[y0:y1, x0:x1] = temps[name]
+    frame = (ndimage.gaussian_filter(frame, 0.7) + np.random.default_rng(1).normal(0, 0.05, frame.shape)).astype(np.float32)
+    drawn = dict(parts, terminal_box=(85, 75, 115, 93))
+    moved = {n: (x0 + 30, y0 + 20, x1 + 30, y1 + 20) for n, (x0, y0, x1, y1) in drawn.items()}
+    fit = fit_regions(frame, moved, "compressor")
+    assert fit.status == "registered", fit.describe()
+    x0, y0, x1, y1 = fit.boxes["terminal_box"]
+    assert y1 <= fit.boxes["motor_body"][1] and y1 - y0 >= 10, fit.boxes
+    def excess(b: tuple[int, int, int, int]) -> float:  # what the vector reads for a hot lug
+        patch = frame[b[1]:b[3], b[0]:b[2]]
+        return float(patch.max() - np.median(patch))
+
+    # as the box on the part reads it (its edge row holds a little of the body's blur), not ~10 K
+    assert excess(fit.boxes["terminal_box"]) < excess(parts["terminal_box"]) + 0.5
