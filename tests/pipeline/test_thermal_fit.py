@@ -72,19 +72,30 @@ def test_boxes_drawn_inside_their_parts_are_left_alone(frac: float) -> None:
         assert np.array_equal(thermal_vector(frame, inside), thermal_vector(frame, inside, fit=False))
 
 
+#: A side view in a 240 x 320 frame: the terminal box sits on the motor body.
+SIDE_VIEW = {"nde_bearing": (40, 100, 52, 130), "motor_body": (52, 90, 150, 140), "terminal_box": (85, 75, 115, 90),
+             "de_bearing": (150, 98, 162, 132), "coupling": (162, 106, 175, 124), "driven": (175, 80, 290, 145)}
+
+
+def _side_view(temps: dict[str, float], blur_px: float, seed: int, pipe_c: float | None = None) -> np.ndarray:
+    """A frame (°C, hall at 20) of :data:`SIDE_VIEW`'s parts at ``temps``, blurred, with sensor noise and
+    optionally a steam pipe across the hall."""
+    frame = np.full((240, 320), 20.0)
+    if pipe_c is not None:
+        frame[20:28, :] = pipe_c
+    for name, (x0, y0, x1, y1) in SIDE_VIEW.items():
+        frame[y0:y1, x0:x1] = temps[name]
+    noise = np.random.default_rng(seed).normal(0, 0.05, frame.shape)
+    return (ndimage.gaussian_filter(frame, blur_px) + noise).astype(np.float32)
+
+
 def test_boxes_drawn_inside_stay_beside_a_hotter_driven_machine_and_a_hot_pipe() -> None:
     # a compressor at 95 C beside a 42 C motor, a steam pipe across the hall: their outlines are the
     # frame's strongest edges; before GIVEN_GROWTH boxes drawn 8 % inside their parts were scaled
     # 1.15 and the motor body's box stretched onto the bearing and coupling (x 73-175 for 60-142)
-    parts = {"nde_bearing": (40, 100, 52, 130), "motor_body": (52, 90, 150, 140), "terminal_box": (85, 75, 115, 90),
-             "de_bearing": (150, 98, 162, 132), "coupling": (162, 106, 175, 124), "driven": (175, 80, 290, 145)}
-    temps = {"nde_bearing": 38.0, "motor_body": 42.0, "terminal_box": 36.0, "de_bearing": 44.0, "coupling": 30.0,
-             "driven": 95.0}
-    frame = np.full((240, 320), 20.0)
-    frame[20:28, :] = 90.0
-    for name, (x0, y0, x1, y1) in parts.items():
-        frame[y0:y1, x0:x1] = temps[name]
-    frame = (ndimage.gaussian_filter(frame, 1.0) + np.random.default_rng(0).normal(0, 0.05, frame.shape)).astype(np.float32)
+    parts = dict(SIDE_VIEW)
+    frame = _side_view({"nde_bearing": 38.0, "motor_body": 42.0, "terminal_box": 36.0, "de_bearing": 44.0,
+                        "coupling": 30.0, "driven": 95.0}, blur_px=1.0, seed=0, pipe_c=90.0)
     inside = {n: tuple(int(round(v)) for v in b) for n, b in _inside(parts, 0.08).items()}
     fit = fit_regions(frame, inside, "compressor")
     assert fit.status == "given" and fit.boxes == inside, fit.describe()
@@ -200,14 +211,9 @@ def test_a_registered_terminal_box_does_not_reach_into_the_motor_body() -> None:
     # the terminal box sits on the body, which runs 10 K warmer; the user's box reached 3 px into the
     # body and the camera has since moved: registered back, the box must not read the body's top rows as
     # a hot lug (a healthy machine of another generator's fleet was called electrical overheating so)
-    parts = {"nde_bearing": (40, 100, 52, 130), "motor_body": (52, 90, 150, 140), "terminal_box": (85, 75, 115, 90),
-             "de_bearing": (150, 98, 162, 132), "coupling": (162, 106, 175, 124), "driven": (175, 80, 290, 145)}
-    temps = {"nde_bearing": 38.0, "motor_body": 46.0, "terminal_box": 36.0, "de_bearing": 40.0, "coupling": 30.0,
-             "driven": 60.0}
-    frame = np.full((240, 320), 20.0)
-    for name, (x0, y0, x1, y1) in parts.items():
-        frame[y0:y1, x0:x1] = temps[name]
-    frame = (ndimage.gaussian_filter(frame, 0.7) + np.random.default_rng(1).normal(0, 0.05, frame.shape)).astype(np.float32)
+    parts = dict(SIDE_VIEW)
+    frame = _side_view({"nde_bearing": 38.0, "motor_body": 46.0, "terminal_box": 36.0, "de_bearing": 40.0,
+                        "coupling": 30.0, "driven": 60.0}, blur_px=0.7, seed=1)
     drawn = dict(parts, terminal_box=(85, 75, 115, 93))
     moved = {n: (x0 + 30, y0 + 20, x1 + 30, y1 + 20) for n, (x0, y0, x1, y1) in drawn.items()}
     fit = fit_regions(frame, moved, "compressor")
