@@ -460,8 +460,8 @@ def off_the_body(boxes: dict[str, tuple[float, float, float, float]]) -> None:
     """In place: a ``terminal_box`` that a fit laid over the ``motor_body``'s outline is trimmed back to
     the body's edge, on the side it sits on (the box sits on the body; it does not reach into it). The
     terminal box is read for a hot lug (its maximum over its median), and a row of the body inside it
-    reads as one: a healthy machine's box registered two pixels into a body 20 K warmer was called
-    electrical overheating. Left as it is when the trim would take more than :data:`MAX_BODY_TRIM` of the
+    reads as one: a healthy machine's box registered two pixels into the body read 10-14 K there and was
+    called electrical overheating. Left as it is when the trim would take more than :data:`MAX_BODY_TRIM` of the
     box (a box that far onto the body was not placed on the terminal box).
 
     >>> b = {"motor_body": (20.0, 40.0, 80.0, 80.0), "terminal_box": (40.0, 26.0, 60.0, 42.5)}
