@@ -293,7 +293,8 @@ class AssetPhysics:
         amb = np.broadcast_to(amb, t.shape).astype(np.float64)
         fric = a.bearing_rise_k * (0.35 + 0.65 * lf) * sf * self.drive_fraction
         bearing_ss = amb + fric + BEARING_WEAR_DE_K * e_bw**2 + 7.0 * e_imb + COOLING_DE_K * e_cool + 4.0 * e_cav
-        nde_ss = amb + a.extra.get("thermal_nde_friction_share", NDE_FRICTION_SHARE) * fric + COOLING_NDE_K * e_cool + 5.0 * e_imb + BEARING_WEAR_NDE_K * e_bw**2
+        nde_share = a.extra.get("thermal_nde_friction_share", NDE_FRICTION_SHARE)
+        nde_ss = amb + nde_share * fric + COOLING_NDE_K * e_cool + 5.0 * e_imb + BEARING_WEAR_NDE_K * e_bw**2
         cool = 1.0 + 1.6 * e_cool
         winding_ss = amb + a.winding_rise_k * (0.2 * run + 0.8 * np.minimum(i_ratio, 2.0) ** 2) * cool + 6.0 * e_el
         hotspot_ss = 70.0 * e_el * np.minimum(i_ratio, 2.0) ** 2

@@ -432,6 +432,7 @@ class PlcBaseline:
             winding_settle_ms=int(state.get("winding_settle_ms", BaselineRules.winding_settle_ms)))  # type: ignore[call-overload]
         learned, at, last = state.get("learned_bar"), state.get("learned_at_ms"), state.get("last_ms")
         kind = state.get("learned_kind")
+        vib: dict[str, object] = dict(state.get("vibration") or {})  # type: ignore[call-overload]
         win: dict[str, object] = dict(state.get("winding") or {})  # type: ignore[call-overload]
         standstill = win.get("standstill_ms")
         return cls(rules=rules, values=[float(x) for x in state.get("values", [])],  # type: ignore[attr-defined]
@@ -444,7 +445,7 @@ class PlcBaseline:
                    rejected={str(k): int(v) for k, v in dict(state.get("rejected", {})).items()},  # type: ignore[call-overload]
                    restarts=int(state.get("restarts", 0)),  # type: ignore[call-overload]
                    generation=int(state.get("generation", 0)),  # type: ignore[call-overload]
-                   vibration=LevelLearner.from_state(dict(state.get("vibration") or {}), "learned_mm_s"),  # type: ignore[call-overload]
+                   vibration=LevelLearner.from_state(vib, "learned_mm_s"),
                    winding=LevelLearner.from_state(win, "learned_k"),
                    win_standstill_ms=None if standstill is None else int(standstill))  # type: ignore[call-overload]
 
