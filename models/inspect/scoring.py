@@ -303,6 +303,7 @@ class Inspector:
         from pipeline.features.messages import plc_features_message
         from pipeline.features.plc_physics import (
             FLEET_NORMAL_VIBRATION_MM_S,
+            SMOOTH_VIBRATION_READ_AS_MM_S,
             VIBRATION_READ_AS_MM_S,
             WINDING_READ_AS_K,
             vibration_scale,
@@ -347,12 +348,15 @@ class Inspector:
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
         vibration = [float(w.values[names.index("vibration_rms_mm_s.mean")]) for w in windows]
         vibration = [v for v in vibration if np.isfinite(v) and v > 0]
-        if vibration_scale(profile.vibration_normal_mm_s) < 1.0:
+        vib_scale = vibration_scale(profile.vibration_normal_mm_s)
+        if vib_scale != 1.0:
             source = "its healthy export (--healthy-plc)" if profile.vibration_normal_learned else "assets.json"
-            result.warnings.append(
-                f"vibration read against the machine's normal {profile.vibration_normal_mm_s:.1f} mm/s from {source}: "
-                f"above the {FLEET_NORMAL_VIBRATION_MM_S} mm/s of the machines the PLC model learnt from, its level "
-                f"reads as {VIBRATION_READ_AS_MM_S} mm/s (a rise from it reads as the same rise)")
+            why = (f"above the {FLEET_NORMAL_VIBRATION_MM_S} mm/s of the machines the PLC model learnt from, its level "
+                   f"reads as {VIBRATION_READ_AS_MM_S} mm/s" if vib_scale < 1.0 else
+                   f"below the {SMOOTH_VIBRATION_READ_AS_MM_S} mm/s of a typical machine the PLC model learnt from, "
+                   f"its level reads x{vib_scale:.2f}")
+            result.warnings.append(f"vibration read against the machine's normal {profile.vibration_normal_mm_s:.1f} "
+                                   f"mm/s from {source}: {why} (a rise from it reads as the same rise)")
         if profile.vibration_normal_mm_s is None and vibration and np.median(vibration) > FLEET_NORMAL_VIBRATION_MM_S:
             result.warnings.append(
                 f"vibration {np.median(vibration):.1f} mm/s is above the normal levels of the machines the PLC model "

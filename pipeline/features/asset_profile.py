@@ -385,7 +385,7 @@ class AssetProfile:
     #: The machine's normal vibration velocity RMS (mm/s) when healthy: ``vibration_normal_mm_s`` in
     #: assets.json, else learned from its own healthy windows (:mod:`pipeline.features.plc_baseline`,
     #: ``linewatch inspect --healthy-plc``); the PLC model reads vibration relative to it where it is above
-    #: the training fleet's (:func:`pipeline.features.plc_physics.vibration_scale`).
+    #: the training fleet's or below a typical machine's (:func:`pipeline.features.plc_physics.vibration_scale`).
     vibration_normal_mm_s: float | None = None
     #: True when ``vibration_normal_mm_s`` was learned, not read from ``assets.json``.
     vibration_normal_learned: bool = False

@@ -11,8 +11,9 @@ it to the feature code as the nominal pressure, flagged as learned
 
 It learns the machine's normal vibration level the same way (:meth:`PlcBaseline.observe_vibration`)
 when ``assets.json`` has no ``vibration_normal_mm_s``: the model reads vibration as a level, and a
-machine that runs above the training fleet's normal levels when healthy (a piston compressor) is
-read relative to its own (:func:`pipeline.features.plc_physics.vibration_scale`,
+machine that runs above the training fleet's normal levels when healthy (a piston compressor), or well
+below a typical machine's (a smooth fan, where a doubling would still look healthy), is read relative to
+its own (:func:`pipeline.features.plc_physics.vibration_scale`,
 :meth:`~pipeline.features.asset_profile.AssetProfile.with_normal_vibration`).
 
 Which windows it learns from (:meth:`BaselineRules.classify`), by rules that do not need the

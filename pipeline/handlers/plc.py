@@ -9,8 +9,8 @@ An asset whose ``assets.json`` entry has no nominal pressure learns its running 
 own healthy-looking windows (:mod:`pipeline.features.plc_baseline`, kept in the asset's state);
 once learned, each window's model input reads it as the nominal pressure (flagged as learned in
 the profile). One without ``vibration_normal_mm_s`` learns its normal vibration level the same way,
-and the model reads its vibration relative to it where it is above the training fleet's
-(:func:`pipeline.features.plc_physics.vibration_scale`); the counter ``plc_vibration_baseline_above_fleet``
+and the model reads its vibration relative to it where it is above the training fleet's or below a
+typical machine's (:func:`pipeline.features.plc_physics.vibration_scale`); the counter ``plc_vibration_baseline_above_fleet``
 says an asset learnt a normal level above the fleet's, which is a machine that runs rough by design
 or one that was already imbalanced while it learnt (then relearn it after the repair:
 ``plc_pressure_baseline_relearn``). An asset with a rated current learns how warm its winding runs

@@ -478,6 +478,32 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_it
     assert json.loads(result.stdout.splitlines()[-1])[0]["class"] == "normal"
 
 
+def test_a_healthy_plc_export_lets_the_plc_model_read_a_smooth_machine_against_its_own_vibration(
+        plant, tmp_path) -> None:
+    """A machine that runs at 0.8 mm/s when healthy: its imbalance (the plant pump's, about 3.8 times its
+    normal) reaches 3 mm/s, a level many healthy machines the PLC model learnt from run at, and read
+    alone it is called normal. With a healthy export its normal is known, its level reads twice as high
+    (``vibration_scale``'s cap) and the imbalance is named; its healthy window stays normal."""
+    from pipeline.features.plc_window import plc_feature_names
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    _, windows = inspector._plc_windows(cases["normal"][2], None, [])
+    vib = float(np.median([w.values[plc_feature_names().index("vibration_rms_mm_s.mean")] for w in windows]))
+    factor = 0.8 / vib
+    smooth = {name: _with_vibration_scaled(cases[name][2], tmp_path / name / cases[name][2].name, factor)
+              for name in ("normal", "imbalance")}
+    reference = _with_vibration_scaled(cases["normal"][2], tmp_path / "commissioning" / cases["normal"][2].name, factor)
+
+    healthy, imbalanced = inspector.score([smooth["normal"], smooth["imbalance"]])[0]
+    assert healthy.label == "normal" and imbalanced.label == "normal", imbalanced.probabilities
+    healthy, imbalanced = inspector.score([smooth["normal"], smooth["imbalance"]], healthy_plc=[reference])[0]
+    assert healthy.label == "normal", healthy.probabilities
+    assert imbalanced.label == "imbalance", imbalanced.probabilities
+    assert any("normal 0.8 mm/s from its healthy export" in w and "reads x2.00" in w for w in imbalanced.warnings), \
+        imbalanced.warnings
+
+
 def test_a_healthy_plc_export_without_normal_running_is_refused_with_the_reason(plant, tmp_path) -> None:
     root, cases = plant
     stopped = tmp_path / "commissioning" / cases["normal"][2].name

@@ -162,14 +162,15 @@ def test_vibration_windows_follow_the_operating_rules_and_a_changing_level_resta
 def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibration(tmp_path: Path) -> None:
     """A piston compressor runs at 6 mm/s when healthy (ISO 10816-6), above every healthy machine the
     model learnt from; once its level is learnt the model input reads it as a healthy level of the fleet,
-    and a doubling (imbalance) stands out again. A machine within the fleet's range is read as
+    and a doubling (imbalance) stands out again. A machine that runs smoother than a typical one (1.1
+    mm/s) is read the other way, its normal as a typical level; one within the fleet's range is read as
     before, and a declared ``vibration_normal_mm_s`` is used as is, without learning."""
-    from pipeline.features.plc_physics import VIBRATION_READ_AS_MM_S
+    from pipeline.features.plc_physics import SMOOTH_VIBRATION_READ_AS_MM_S, VIBRATION_READ_AS_MM_S
 
     tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
     base = {"asset_type": "compressor", "nominal_rpm": 1480, "rated_current_a": 25.0, "pressure_nominal_bar": 7.0,
             "tags": tags}
-    assets = [{"asset_id": "CMP-R", **base}, {"asset_id": "CMP-S", **base},
+    assets = [{"asset_id": "CMP-R", **base}, {"asset_id": "CMP-S", **base}, {"asset_id": "CMP-L", **base},
               {"asset_id": "CMP-D", **base, "vibration_normal_mm_s": 6.0}]
     (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
     ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4))
@@ -206,6 +207,15 @@ def test_a_machine_that_runs_rough_when_healthy_is_read_against_its_own_vibratio
     assert counters.get("plc_vibration_baseline_learned") == 1 and "plc_vibration_baseline_above_fleet" not in counters
     again, _ = ingest("CMP-S", 1, 1.8)
     assert np.exp(np.median([v[level] for v in again])) == pytest.approx(1.8, rel=0.03)
+
+    quiet, counters = ingest("CMP-L", 0, 1.1)  # smoother than a typical machine: learnt, then read up to it
+    assert counters.get("plc_vibration_baseline_learned") == 1 and "plc_vibration_baseline_above_fleet" not in counters
+    assert np.exp(quiet[0][level]) == pytest.approx(1.1, rel=0.05)  # before it is learnt: the level as read
+    quiet, _ = ingest("CMP-L", 1, 1.1)
+    assert np.exp(np.median([v[level] for v in quiet])) == pytest.approx(SMOOTH_VIBRATION_READ_AS_MM_S, rel=0.03)
+    quiet_doubled, _ = ingest("CMP-L", 2, 2.2)
+    assert np.exp(np.median([v[level] for v in quiet_doubled])) == pytest.approx(2 * SMOOTH_VIBRATION_READ_AS_MM_S,
+                                                                                 rel=0.03)
 
     declared, counters = ingest("CMP-D", 0, 6.0)  # assets.json says it: read against it from the first window
     assert "plc_vibration_baseline_learned" not in counters
