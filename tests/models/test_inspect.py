@@ -481,8 +481,8 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_it
 def test_a_healthy_plc_export_lets_the_plc_model_read_a_smooth_machine_against_its_own_vibration(
         plant, tmp_path) -> None:
     """A machine that runs at 0.8 mm/s when healthy: its imbalance (the plant pump's, about 3.8 times its
-    normal) reaches 3 mm/s, a level many healthy machines the PLC model learnt from run at, and read
-    alone it is called normal. With a healthy export its normal is known, its level reads twice as high
+    normal) reaches 3 mm/s, within the healthy levels of the machines the PLC model learnt from (up to
+    3.2 mm/s), and read alone it is called normal. With a healthy export its normal is known, its level reads twice as high
     (``vibration_scale``'s cap) and the imbalance is named; its healthy window stays normal."""
     from pipeline.features.plc_window import plc_feature_names
 
