@@ -434,6 +434,20 @@ def _with_vibration_scaled(src: Path, dst: Path, factor: float) -> Path:
     return dst
 
 
+def _plant_pump_at(inspector: Inspector, cases: dict[str, list[Path]], tmp_path: Path, normal_mm_s: float
+                   ) -> tuple[dict[str, Path], Path]:
+    """The plant pump's healthy and imbalanced PLC files, and a commissioning copy of the healthy one, with
+    every vibration reading scaled so that its healthy level is ``normal_mm_s``."""
+    from pipeline.features.plc_window import plc_feature_names
+
+    _, windows = inspector._plc_windows(cases["normal"][2], None, [])
+    vib = float(np.median([w.values[plc_feature_names().index("vibration_rms_mm_s.mean")] for w in windows]))
+    factor = normal_mm_s / vib
+    files = {name: _with_vibration_scaled(cases[name][2], tmp_path / name / cases[name][2].name, factor)
+             for name in ("normal", "imbalance")}
+    return files, _with_vibration_scaled(cases["normal"][2], tmp_path / "commissioning" / cases["normal"][2].name, factor)
+
+
 def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_its_own_vibration(
         plant, tmp_path) -> None:
     """A machine that runs at 6 mm/s when healthy (a piston compressor, ISO 10816-6) is above every
@@ -441,16 +455,9 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_it
     the warning says what to give. With a healthy export of it (``--healthy-plc``, or
     ``vibration_normal_mm_s`` in assets.json) the healthy window is normal and the same machine's
     imbalance is still named."""
-    from pipeline.features.plc_window import plc_feature_names
-
     root, cases = plant
     inspector = Inspector(assets=load_assets(root / "assets.json"))
-    _, windows = inspector._plc_windows(cases["normal"][2], None, [])
-    vib = float(np.median([w.values[plc_feature_names().index("vibration_rms_mm_s.mean")] for w in windows]))
-    factor = 6.0 / vib
-    rough = {name: _with_vibration_scaled(cases[name][2], tmp_path / name / cases[name][2].name, factor)
-             for name in ("normal", "imbalance")}
-    reference = _with_vibration_scaled(cases["normal"][2], tmp_path / "commissioning" / cases["normal"][2].name, factor)
+    rough, reference = _plant_pump_at(inspector, cases, tmp_path, 6.0)
 
     (alone,), _ = inspector.score([rough["normal"]])
     assert alone.label == "imbalance", alone.probabilities
@@ -484,16 +491,9 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_smooth_machine_against_i
     normal) reaches 3 mm/s, within the healthy levels of the machines the PLC model learnt from (up to
     3.2 mm/s), and read alone it is called normal. With a healthy export its normal is known, its level reads twice as high
     (``vibration_scale``'s cap) and the imbalance is named; its healthy window stays normal."""
-    from pipeline.features.plc_window import plc_feature_names
-
     root, cases = plant
     inspector = Inspector(assets=load_assets(root / "assets.json"))
-    _, windows = inspector._plc_windows(cases["normal"][2], None, [])
-    vib = float(np.median([w.values[plc_feature_names().index("vibration_rms_mm_s.mean")] for w in windows]))
-    factor = 0.8 / vib
-    smooth = {name: _with_vibration_scaled(cases[name][2], tmp_path / name / cases[name][2].name, factor)
-              for name in ("normal", "imbalance")}
-    reference = _with_vibration_scaled(cases["normal"][2], tmp_path / "commissioning" / cases["normal"][2].name, factor)
+    smooth, reference = _plant_pump_at(inspector, cases, tmp_path, 0.8)
 
     healthy, imbalanced = inspector.score([smooth["normal"], smooth["imbalance"]])[0]
     assert healthy.label == "normal" and imbalanced.label == "normal", imbalanced.probabilities
