@@ -102,10 +102,9 @@ def main() -> None:
     sev = np.array([s.severity for s in specs])
     normal_of = np.array([np.nan if vib[s.asset_id] is None else vib[s.asset_id] for s in specs])
     shipped = (physics.SMOOTH_VIBRATION_READ_AS_MM_S, physics.MAX_VIBRATION_SCALE)
-    variants: list[tuple[str, float | None, float | None]] = [("one window", None, None), ("levels, before", 0.0, 1.0)]
-    for lc in [shipped, *((float(a), float(b)) for a, b in (x.split(":") for x in args.sweep.split(",") if x))]:
-        if (f"levels, read-as {lc[0]:g} cap {lc[1]:g}") not in [v[0] for v in variants]:
-            variants.append((f"levels, read-as {lc[0]:g} cap {lc[1]:g}", *lc))
+    sweep = [shipped, *((float(a), float(b)) for a, b in (x.split(":") for x in args.sweep.split(",") if x))]
+    variants: dict[str, tuple[float, float] | None] = {"one window": None, "levels, before": (0.0, 1.0)}
+    variants.update({f"levels, read-as {read_as:g} cap {cap:g}": (read_as, cap) for read_as, cap in sweep})
     report: dict = {"command": " ".join(sys.argv), "domain": args.domain, "seed": args.seed, "plc_version": version,
                     "machines": len(fleet), "windows": {c: int((y == c).sum()) for c in classes},
                     "severity_over": args.severity,
@@ -115,11 +114,11 @@ def main() -> None:
                                     levels, [5, 25, 50, 75, 95]).round(2).tolist()},
                     "shipped": {"read_as_mm_s": shipped[0], "max_scale": shipped[1]}, "variants": {}}
     try:
-        for name, read_as, cap in variants:
-            if read_as is None:
+        for name, reading in variants.items():
+            if reading is None:
                 vecs = np.stack([plc_vector(raw, profiles[s.asset_id]) for raw, s in zip(raws, specs, strict=True)])
             else:
-                physics.SMOOTH_VIBRATION_READ_AS_MM_S, physics.MAX_VIBRATION_SCALE = read_as, cap
+                physics.SMOOTH_VIBRATION_READ_AS_MM_S, physics.MAX_VIBRATION_SCALE = reading
                 vecs = np.stack([plc_vector(raw, profiles[s.asset_id].with_normal_vibration(vib[s.asset_id])
                                             .with_normal_winding(wdg[s.asset_id]))
                                  for raw, s in zip(raws, specs, strict=True)])
