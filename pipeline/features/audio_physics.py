@@ -15,7 +15,12 @@ microphone's gain; this vector does not see either:
    peak prominences of a zero-padded spectrum (1x ... 30x) over candidates near the nameplate speed
    (``assets.json``; a variable-speed drive widens the search, see
    :meth:`AssetProfile.speed_search_hz`), or near a measured speed (``shaft_hz``, e.g. the PLC
-   ``speed_rpm`` / 60) when one is given.
+   ``speed_rpm`` / 60) when one is given. On a drive (``"vfd"``) whose PWM carrier shows (1-7.9
+   kHz, sidebands at +-2 f_e: :func:`drive_supply_hz`) and whose pole count or nameplate speed is
+   known, the carrier gives the supply frequency f_e, and without a measured speed the shaft is
+   taken where it puts it (pole pairs x shaft = f_e x (1 - slip); :func:`speed_at_supply`, only
+   where the harmonic sum bears that speed out). The sound alone cannot tell a machine whose strong
+   tones are its even harmonics from one at twice its speed; the carrier can (since 2026-12-05).
 4. **Orders.** Tones at k x shaft speed (k = 1..6), the mains hum, and the envelope spectra of four
    bands (1-2.5, 2.5-4.5, 4.5-7.2 kHz and the asset's resonance band, or the most impulsive band)
    read at h x the bearing's fault orders (h = 1..3), as log prominences over the local median.
@@ -25,7 +30,10 @@ microphone's gain; this vector does not see either:
    squared envelope in a tree of bands) picks the clip's most impulsive demodulation bands, where
    a defect rings the structure; :func:`fault_comb` scores each fault frequency's harmonics with
    one common slip / speed-error deviation, with the BPFI +-1x and 2xBSF +-FTF sidebands;
-   :func:`blind_comb` finds the best comb of any non-synchronous order (unknown bearings).
+   :func:`blind_comb` finds the best comb of any non-synchronous order (unknown bearings). A
+   drive's supply lines (2k f_e, :func:`supply_lines`: the carrier's sidebands demodulated) are
+   notched out of the envelope spectra of the bands that hold its carrier first (since
+   2026-12-05): on a 6-pole motor 2 f_e falls on a 6204 bearing's 2 x BPFO.
 
 7. **Against the machine's own healthy sound** (features v4). The six shaft-harmonic levels minus
    the machine's learned healthy levels, and a flag (:mod:`pipeline.features.audio_baseline`;
@@ -56,10 +64,10 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.fft
-from scipy.ndimage import median_filter
+from scipy.ndimage import maximum_filter1d, median_filter
 from scipy.signal import resample_poly
 
-from pipeline.features.asset_profile import AssetProfile, as_profile
+from pipeline.features.asset_profile import SPEED_LIMITS_HZ, AssetProfile, as_profile
 from pipeline.features.audio_baseline import AUDIO_BASELINE_NAMES, CLIP_LEVEL_NAMES, Baseline, baseline_values
 
 SAMPLE_RATE = 16_000
@@ -104,6 +112,27 @@ COMB_HARMONICS = 4
 #: (the defect rate runs 1-2 % below kinematics) and the speed estimate errs by about 1 %.
 COMB_DEVIATION = np.arange(-0.04, 0.0201, 0.002)
 BLIND_ORDERS = (1.5, 12.0, 0.01)
+#: The most an induction motor slips behind its supply's field: a shaft turns at pole pairs x f_e x
+#: (1 - slip), slip 0 to this.
+MAX_SLIP = 0.06
+#: How much of the speed estimate's harmonic-sum score the speed a drive's carrier gives must hold
+#: for the carrier to be read (:func:`speed_at_supply`): a safety net for a machine tone at a carrier
+#: frequency with sidebands. A machine read at twice its speed keeps about 0.7 at its true one when
+#: its even harmonics carry it, often less; 0.5 dropped 37 of the other generator's 423 right
+#: carrier readings (first seconds of its drives), 0.3 dropped 9; on our drives every carrier read
+#: was right at any of them (2026-12-05).
+SUPPLY_SPEED_SUPPORT = 0.3
+#: The lowest share of nameplate speed at which :func:`supply_range_hz` looks for a drive's supply.
+DRIVE_LOWEST_SPEED = 0.2
+#: Where :func:`drive_supply_hz` looks for a PWM carrier: the frequencies drives set it to (steps of
+#: this, within the tolerance), the log prominences over the running median (:data:`PWM_FLOOR_HZ`
+#: wide) of the carrier and of both its sidebands.
+PWM_RANGE_HZ = (1_000.0, 7_900.0)
+PWM_CARRIER_STEP_HZ = 500.0
+PWM_CARRIER_TOLERANCE_HZ = 2.0
+PWM_FLOOR_HZ = 41.0
+PWM_CARRIER_PROM = 2.0
+PWM_SIDEBAND_PROM = 1.5
 
 AUDIO_CLIP_NAMES: tuple[str, ...] = (
     *(f"shaft.{k}x.prom" for k in range(1, N_SHAFT_HARMONICS + 1)),
@@ -248,22 +277,32 @@ def _peak_rows(curves: np.ndarray, df: float, f0: float, tol_hz: float) -> np.nd
     return np.max(curves[:, bounds[0]:bounds[1]], axis=1)
 
 
-def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None) -> SpeedEstimate:
-    """Harmonic-sum speed estimate (see the module docstring)."""
+def speed_search_hz(profile: AssetProfile, hint_hz: float | None) -> tuple[float, float]:
+    """Where :func:`estimate_speed` looks: +-4 % around a measured speed, else the profile's range
+    (a drive's, or around nameplate speed), else :data:`BROAD_SPEED_RANGE_HZ`."""
     if hint_hz is not None and hint_hz > 0:
-        lo, hi = hint_hz * 0.96, hint_hz * 1.04
-    else:
-        lo, hi = profile.speed_search_hz() or BROAD_SPEED_RANGE_HZ
-    cand = np.arange(lo, hi + SPEED_STEP_HZ, SPEED_STEP_HZ)
-    k_max = max(3, min(SPEED_HARMONICS, int(TONE_MAX_HZ / hi)))
-    k = np.arange(1, k_max + 1)
+        return hint_hz * 0.96, hint_hz * 1.04
+    return profile.speed_search_hz() or BROAD_SPEED_RANGE_HZ
+
+
+def _harmonic_sum(prom: np.ndarray, df: float, speeds: np.ndarray, top_hz: float) -> np.ndarray:
+    """The harmonic-sum score of each candidate speed (harmonics up to :data:`TONE_MAX_HZ` of the
+    search range's top speed ``top_hz``, at most :data:`SPEED_HARMONICS`)."""
+    k = np.arange(1, max(3, min(SPEED_HARMONICS, int(TONE_MAX_HZ / top_hz))) + 1)
     grid = np.arange(prom.shape[0]) * df
     # count only what rises above the noise peaks over the running median, log-compressed so that
     # one strong tone does not flatten the peak shape; no prior inside the search range (measured
     # on VFD machines: a pull toward nameplate speed tripled the misses)
     positive = np.log1p(np.maximum(prom - NOISE_PROMINENCE, 0.0))
     weights = 1.0 / np.sqrt(k)
-    score = (np.interp(np.outer(cand, k), grid, positive) * weights).sum(axis=1) / weights.sum()
+    return np.asarray((np.interp(np.outer(speeds, k), grid, positive) * weights).sum(axis=1) / weights.sum())
+
+
+def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None) -> SpeedEstimate:
+    """Harmonic-sum speed estimate (see the module docstring)."""
+    lo, hi = speed_search_hz(profile, hint_hz)
+    cand = np.arange(lo, hi + SPEED_STEP_HZ, SPEED_STEP_HZ)
+    score = _harmonic_sum(prom, df, cand, hi)
     best = int(np.argmax(score))
     confidence = float(score[best] - np.median(score))
     shaft = float(cand[best])
@@ -271,6 +310,30 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
     if confidence < 0.05 and nominal and not profile.vfd:
         shaft = float(min(max(nominal, lo), hi))
     return SpeedEstimate(shaft, confidence, hint_hz is not None and hint_hz > 0)
+
+
+def speed_at_supply(estimate: SpeedEstimate, prom: np.ndarray, df: float, profile: AssetProfile,
+                    supply_hz: float, pole_pairs: int) -> SpeedEstimate | None:
+    """The speed where a drive's supply frequency (:func:`drive_supply_hz`) puts the shaft: the best
+    of the harmonic sum between f_e / pole pairs x (1 - :data:`MAX_SLIP`) and f_e / pole pairs.
+
+    None when the sound does not bear that speed out (its harmonic sum there is below
+    :data:`SUPPLY_SPEED_SUPPORT` of the estimate's): then the "carrier" was another tone with
+    sidebands (a gear mesh, a vane pass) and is not read at all. Where a measured speed was given
+    (``estimate.hint_used``) that speed stays; otherwise the shaft moves to the supply's speed and
+    its confidence is still read against the whole search range (the estimate's confidence plus what
+    the new speed scores over the old one).
+    """
+    hi = speed_search_hz(profile, None)[1]
+    near = np.arange(supply_hz / pole_pairs * (1.0 - MAX_SLIP), supply_hz / pole_pairs + SPEED_STEP_HZ, SPEED_STEP_HZ)
+    near_score = _harmonic_sum(prom, df, near, hi)
+    best = int(np.argmax(near_score))
+    at_estimate = float(_harmonic_sum(prom, df, np.array([estimate.shaft_hz]), hi)[0])
+    if near_score[best] < SUPPLY_SPEED_SUPPORT * at_estimate:
+        return None
+    if estimate.hint_used:
+        return estimate
+    return SpeedEstimate(float(near[best]), estimate.confidence + float(near_score[best]) - at_estimate, False)
 
 
 def _band_bins(n: int, n_bins: int, band: tuple[float, float]) -> tuple[int, int, int]:
@@ -450,6 +513,138 @@ def fault_comb(prom: np.ndarray, df: float, f0: float, sideband_hz: float = 0.0)
     return float(np.max(score)) if np.any(inside) else 0.0
 
 
+def supply_pole_pairs(profile: AssetProfile) -> int | None:
+    """Pole pairs of the motor: from ``poles``, else from the nameplate speed and the supply (50 or 60 Hz
+    when not given), the pair count whose slip is 0-8 %."""
+    if profile.poles:
+        return max(profile.poles // 2, 1)
+    nominal = profile.nominal_shaft_hz
+    if not nominal:
+        return None
+    for line in ([profile.line_frequency_hz] if profile.line_frequency_hz else [50.0, 60.0]):
+        pairs = max(round(line / nominal), 1)
+        if 0.0 <= 1.0 - nominal * pairs / line <= 0.08:
+            return pairs
+    return None
+
+
+@dataclass(frozen=True)
+class DriveCarrier:
+    """A drive's PWM carrier read in a clip: its frequency and the motor's supply frequency f_e."""
+
+    carrier_hz: float
+    supply_hz: float
+
+    def in_band(self, band: tuple[float, float]) -> bool:
+        """Whether demodulating ``band`` shows the carrier's lines: it holds the carrier or one of its
+        first sidebands (f_c +- 2 f_e)."""
+        return band[0] - 2.0 * self.supply_hz <= self.carrier_hz <= band[1] + 2.0 * self.supply_hz
+
+
+def drive_supply_hz(x: np.ndarray, search_hz: tuple[float, float]) -> DriveCarrier | None:
+    """A drive's PWM carrier and the motor's supply frequency f_e read off it, or ``None``.
+
+    A PWM inverter's carrier f_c has sidebands at f_c +- 2 f_e. Drives set f_c in steps of
+    :data:`PWM_CARRIER_STEP_HZ` (1, 1.5, 2, 4, 8 kHz ...): each such frequency of 1-7.9 kHz whose
+    tone stands out (log prominence over the running median at least :data:`PWM_CARRIER_PROM`,
+    within :data:`PWM_CARRIER_TOLERANCE_HZ`) is tried, for the pair of sidebands (both at least
+    :data:`PWM_SIDEBAND_PROM`) with f_e in ``search_hz`` (:func:`supply_range_hz`) that stands out
+    most; f_e from the two sidebands' refined frequencies. The pair at +- 4 f_e, read as +- 2 x
+    (2 f_e), is taken for what it is when the pair at half its spacing is there too.
+    """
+    lo_fe, hi_fe = search_hz
+    if not (0.0 < lo_fe < hi_fe):
+        return None
+    n = x.shape[0]
+    df = SAMPLE_RATE / n
+    log_m = np.log(np.abs(scipy.fft.rfft((x - float(np.mean(x))) * _hann(n))) + 1e-12)
+    lo, hi = int(PWM_RANGE_HZ[0] / df), min(int(PWM_RANGE_HZ[1] / df), log_m.shape[0] - 1)
+    prom = np.full(log_m.shape[0], -np.inf)
+    prom[lo:hi] = log_m[lo:hi] - median_filter(log_m[lo:hi], size=max(int(PWM_FLOOR_HZ / df) | 1, 3), mode="nearest")
+    near = maximum_filter1d(prom, size=3, mode="nearest")  # a line within one bin
+    offsets = np.arange(int(2.0 * lo_fe / df), int(np.ceil(2.0 * hi_fe / df)) + 1)  # 2 f_e in bins
+    best, pick = PWM_SIDEBAND_PROM, None
+    reach = max(int(round(PWM_CARRIER_TOLERANCE_HZ / df)), 1)
+    for step in np.arange(np.ceil(PWM_RANGE_HZ[0] / PWM_CARRIER_STEP_HZ), PWM_RANGE_HZ[1] // PWM_CARRIER_STEP_HZ + 1):
+        c = int(round(step * PWM_CARRIER_STEP_HZ / df))
+        i = c - reach + int(np.argmax(prom[c - reach:c + reach + 1]))
+        if prom[i] < PWM_CARRIER_PROM:
+            continue
+        both = _sideband_pairs(near, i, offsets)
+        j = int(np.argmax(both))
+        if both[j] > best:
+            best, pick = float(both[j]), (i, int(offsets[j]))
+    if pick is None:
+        return None
+    i, off = pick
+    half = _sideband_pairs(near, i, np.array([off // 2, (off + 1) // 2]))
+    if off // 2 >= offsets[0] and float(half.max()) >= PWM_SIDEBAND_PROM:
+        off = off // 2 + int(np.argmax(half))
+    low, high = _tone_at(log_m, df, (i - off) * df), _tone_at(log_m, df, (i + off) * df)
+    return DriveCarrier(carrier_hz=0.5 * (low + high), supply_hz=(high - low) / 4.0)
+
+
+def _sideband_pairs(near: np.ndarray, carrier: int, offsets: np.ndarray) -> np.ndarray:
+    """The weaker of the two sidebands at ``carrier`` +- each offset (bins; -inf past the spectrum)."""
+    lower, upper = carrier - offsets, carrier + offsets
+    ok = (lower >= 0) & (upper < near.shape[0])
+    out = np.full(offsets.shape[0], -np.inf)
+    out[ok] = np.minimum(near[lower[ok]], near[upper[ok]])
+    return out
+
+
+def supply_range_hz(profile: AssetProfile, hint_hz: float | None, pole_pairs: int) -> tuple[float, float]:
+    """Where a drive motor's supply frequency lies: pole pairs x speed / (1 - slip), slip 0 to
+    :data:`MAX_SLIP`, for a speed in :func:`speed_search_hz`'s range; without a measured speed
+    down to :data:`DRIVE_LOWEST_SPEED` of nameplate (a carrier's sidebands have no octave
+    ambiguity, so a drive turned down further than the harmonic sum looks is still read)."""
+    lo, hi = speed_search_hz(profile, hint_hz)
+    if not (hint_hz is not None and hint_hz > 0) and profile.nominal_shaft_hz:
+        lo = min(lo, max(SPEED_LIMITS_HZ[0], DRIVE_LOWEST_SPEED * profile.nominal_shaft_hz))
+    return lo * pole_pairs, hi * pole_pairs / (1.0 - MAX_SLIP)
+
+
+def _tone_at(log_m: np.ndarray, df: float, f0: float) -> float:
+    """Frequency of the strongest bin within 2 bins of ``f0``, refined by a parabola through it and its
+    neighbours (log magnitude)."""
+    c = min(int(round(f0 / df)), log_m.shape[0] - 2)
+    lo, hi = max(c - 2, 1), min(c + 3, log_m.shape[0] - 1)
+    k = lo + int(np.argmax(log_m[lo:hi]))
+    a, b, g = log_m[k - 1], log_m[k], log_m[k + 1]
+    den = a - 2.0 * b + g
+    return (k + (0.5 * (a - g) / den if den < 0 else 0.0)) * df
+
+
+def supply_lines(proms: np.ndarray, df: float, carrier: DriveCarrier | None) -> np.ndarray:
+    """The even multiples 2k f_e (up to :data:`ENV_MAX_HZ`) of a drive's supply frequency that stand
+    out (:data:`NOISE_PROMINENCE`) in some row of ``proms``, the envelope spectra of the bands that
+    hold the carrier (:meth:`DriveCarrier.in_band`).
+
+    Demodulated, a band holding the PWM carrier and its sidebands at f_c +- 2 f_e, +- 4 f_e shows lines
+    at 2 f_e, 4 f_e, ...: electrical, however near a bearing order they fall (a 6-pole motor's 2 f_e
+    is 6.0-6.4 shaft orders, a 6204 bearing's 2 x BPFO 6.1). Bands away from the carrier do not
+    show them and keep every line (a bearing defect ringing a resonance there).
+    """
+    if carrier is None:
+        return np.zeros(0)
+    f_e = carrier.supply_hz
+    freqs = 2.0 * f_e * np.arange(1, int(ENV_MAX_HZ / (2.0 * f_e)) + 1)
+    values, inside = _comb_values(np.atleast_2d(proms), df, freqs)
+    return freqs[inside & (values.max(axis=0) >= NOISE_PROMINENCE)]
+
+
+def notch_lines(prom: np.ndarray, df: float, freqs: np.ndarray) -> np.ndarray:
+    """``prom`` with the bins that :func:`_comb_values` reads within one bin of ``freqs`` set to 0 (no line)."""
+    if freqs.size == 0:
+        return prom
+    out = prom.copy()
+    i0 = np.floor(freqs / df).astype(np.int64)
+    for shift in (-1, 0, 1, 2):
+        idx = np.clip(i0 + shift, 0, out.shape[-1] - 1)
+        out[..., idx] = 0.0
+    return out
+
+
 @lru_cache(maxsize=1)
 def _blind_orders() -> np.ndarray:
     lo, hi, step = BLIND_ORDERS
@@ -514,7 +709,10 @@ def _segment_bins(n: int) -> _SegmentBins:
                         tuple((freqs >= lo) & (freqs < hi) for lo, hi in itertools.pairwise(SHAPE_EDGES_HZ)))
 
 
-def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None) -> np.ndarray:
+def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None, drive_carrier: bool = True
+                    ) -> np.ndarray:
+    """One 1 s segment's 79 values. ``drive_carrier=False``: without reading a drive's PWM carrier
+    (:func:`drive_supply_hz`), as before 2026-12-05, for benches that compare the two."""
     n = x.shape[0]
     bins = _segment_bins(n)
     x = x.astype(np.float64) - float(np.mean(x))
@@ -527,7 +725,7 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     spectrum = spectrum / rms
     power = power / rms**2
     log_a, prom, df = _tone_prominence(x.astype(np.float32))
-    speed = estimate_speed(prom, df, profile, hint_hz)
+    speed, carrier = _speed_and_supply(x, prom, df, profile, hint_hz, drive_carrier)
     f_r = speed.shaft_hz
     out: list[float] = []
     proms, levels = [], []
@@ -571,6 +769,11 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
         centred, stats = _envelope_shape(arr[row])
         env_stats += stats
         env_proms.append(_envelope_prominence(centred, duration)[0])
+    # a drive's supply lines, where the band holds its carrier (the other bands keep every line)
+    at_carrier = [carrier is not None and carrier.in_band(band) for band in bands]
+    held = [p for p, c in zip(env_proms, at_carrier, strict=True) if c]
+    lines = supply_lines(np.stack(held), 1.0 / duration, carrier) if held else np.zeros(0)
+    env_proms = [notch_lines(p, 1.0 / duration, lines) if c else p for p, c in zip(env_proms, at_carrier, strict=True)]
     # fast kurtogram: the most impulsive demodulation bands of this clip (kurtosis of the envelope)
     k_envs = envelopes[len(bands):]
     k_kurt = _kurtosis_of_rows(k_envs)
@@ -578,7 +781,9 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
     for i in top:
         env = k_envs[i][0][k_envs[i][1]]
-        env_proms.append(_envelope_prominence(env - float(env.mean()), duration)[0])
+        prom_k = _envelope_prominence(env - float(env.mean()), duration)[0]
+        held = carrier is not None and carrier.in_band(_KURTOGRAM_BANDS[int(i)])
+        env_proms.append(notch_lines(prom_k, 1.0 / duration, lines) if held else prom_k)
     best_band = _KURTOGRAM_BANDS[int(top[0])]
     df_env = SAMPLE_RATE / n
     all_proms = np.stack(env_proms)
@@ -652,6 +857,40 @@ def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, a
     profile = as_profile(asset)
     parts = np.stack([_segment_vector(seg, profile, shaft_hz) for seg in audible(segments(x))])
     return parts if raw else np.stack([finish_audio_vector(v, baseline_db) for v in parts])
+
+
+def _speed_and_supply(x: np.ndarray, prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None,
+                      drive_carrier: bool = True) -> tuple[SpeedEstimate, DriveCarrier | None]:
+    """The segment's running speed, and its drive's carrier where it is read (:func:`drive_supply_hz`,
+    borne out by :func:`speed_at_supply`), else None."""
+    speed = estimate_speed(prom, df, profile, hint_hz)
+    pairs = supply_pole_pairs(profile) if profile.vfd and drive_carrier else None
+    carrier = drive_supply_hz(x, supply_range_hz(profile, hint_hz, pairs)) if pairs else None
+    at_supply = speed_at_supply(speed, prom, df, profile, carrier.supply_hz, pairs) if carrier and pairs else None
+    return (speed, None) if at_supply is None else (at_supply, carrier)
+
+
+def clip_drive_supply_hz(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,
+                         shaft_hz: float | None = None) -> float | None:
+    """The supply frequency that a drive's PWM carrier shows in the clip's first audible second, as
+    the vector reads it, or None: not a drive (``"vfd"``), no pole count or nameplate speed, no
+    carrier below 7.9 kHz in the clip, or one whose speed the sound does not bear out.
+
+    >>> clip_drive_supply_hz(np.zeros(16_000), 16_000, {"asset_id": "M", "nominal_rpm": 1480}) is None
+    True
+    """
+    profile = as_profile(asset)
+    if not (profile.vfd and supply_pole_pairs(profile)):
+        return None
+    parts = audible(segments(resample_to_16k(samples, sample_rate)))
+    x = parts[0].astype(np.float64) - float(np.mean(parts[0]))
+    rms = float(np.sqrt(np.mean(x * x)))
+    if rms < SILENT_RMS:
+        return None
+    x = x / rms
+    _, prom, df = _tone_prominence(x.astype(np.float32))
+    carrier = _speed_and_supply(x, prom, df, profile, shaft_hz)[1]
+    return None if carrier is None else carrier.supply_hz
 
 
 def audio_vector(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,

