@@ -48,9 +48,11 @@ OUT_OF_RANGE_WARN = 3
 #: ... and let that modality enter the fusion with its probabilities raised to this power.
 EXTRAPOLATION_POWER = 0.3
 #: Where an audio file's running speed came from: searched in the sound (around nameplate speed, or
-#: over a drive's range), around a speed the user measured (``--speed-rpm``), or around the median
-#: speed of a PLC file of the same machine in the same call.
-SPEED_SOURCES = ("estimated from the sound", "given (--speed-rpm)", "the PLC file's speed")
+#: over a drive's range), around a speed the user measured (``--speed-rpm``), around the median
+#: speed of a PLC file of the same machine in the same call, or read off a drive's PWM carrier in
+#: the sound (its first second; ``pipeline.features.audio_physics.clip_drive_supply_hz``).
+SPEED_SOURCES = ("estimated from the sound", "given (--speed-rpm)", "the PLC file's speed",
+                 "the drive's PWM carrier in the sound")
 #: Below this bit rate a lossy recording (MP3, Ogg) gets a warning: of the foreign fleet's 96 bearing
 #: faults the lossless files name 80, MP3 at 98 kbit/s 80, at 53 and 43 kbit/s 73 and 65, Vorbis at 110
 #: and 74 kbit/s 78 and 74 (``bench/bench_audio_rates.py --codecs``, docs/models.md).
@@ -449,7 +451,7 @@ class Inspector:
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""
         from pipeline.features.audio_clipping import CLIPPED_SHARE, clipped_fraction
-        from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, clip_speed
+        from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, clip_drive_supply_hz, clip_speed
         from pipeline.features.messages import (
             audio_features_message,
             thermal_message_any_unit,
@@ -491,6 +493,9 @@ class Inspector:
                                                      shaft_hz=hint, source=str(path),
                                                      baseline_db=baselines.get(aid))
                         result.shaft_hz = clip_speed(msg.vector)
+                        carrier_hz = clip_drive_supply_hz(x, rate, profile) if hint is None else None
+                        if carrier_hz is not None:
+                            result.speed_source = SPEED_SOURCES[3]
                         if len(x) < rate:
                             result.warnings.append(
                                 f"{len(x) / rate:.2f} s long: the models read 1 s clips, and a shorter one holds "
@@ -513,7 +518,7 @@ class Inspector:
                                 f"recorded at {rate} Hz: it holds nothing above {rate // 2} Hz, where bearing defects "
                                 "and cavitation ring (the models read up to 7.8 kHz), so audio withholds both; "
                                 f"record at {SAMPLE_RATE} Hz or more")
-                        if profile.vfd and hint is None:
+                        if profile.vfd and hint is None and carrier_hz is None:
                             result.warnings.append(
                                 f"a drive machine read at {60.0 * result.shaft_hz:.0f} rpm, the speed found in its "
                                 "sound (on drives that is sometimes a harmonic or another tone: docs/models.md, "

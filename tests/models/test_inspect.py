@@ -588,6 +588,37 @@ def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path)
     assert not [w for w in given.warnings if "drive machine" in w]
 
 
+def test_a_drive_whose_pwm_carrier_shows_is_read_at_the_speed_it_gives(plant, tmp_path) -> None:
+    """The same drive clip with a PWM carrier added (3 kHz, sidebands at +- 2 f_e for the motor's
+    poles): audio reads the speed off the carrier, says so in ``speed_source`` and the table, and
+    leaves out the warning about a speed found in the sound."""
+    import soundfile as sf
+
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    entries = doc["assets"] if isinstance(doc, dict) else doc
+    entry = next(e for e in entries if e.get("asset_id", e.get("id")) == "PMP-01")
+    entry["vfd"] = True
+    (tmp_path / "assets.json").write_text(json.dumps(doc))
+    inspector = Inspector(assets=load_assets(tmp_path / "assets.json"))
+    heard = inspector.score([cases["normal"][0]])[0][0]
+    x, rate = sf.read(cases["normal"][0])
+    t = np.arange(len(x)) / rate
+    f_e = heard.shaft_hz * int(entry["poles"]) / 2 / (1 - 0.02)
+    peak = float(np.max(np.abs(x)))
+    carrier = sum(a * np.sin(2 * np.pi * f * t) for f, a in ((3_000.0, 1.0), (3_000.0 - 2 * f_e, 0.6),
+                                                              (3_000.0 + 2 * f_e, 0.6)))
+    wav = tmp_path / f"PMP-01-{cases['normal'][0].name.split('-', 2)[-1]}"
+    sf.write(wav, x + 0.05 * peak * carrier, rate)
+    read = inspector.score([wav])[0][0]
+    assert read.speed_source == "the drive's PWM carrier in the sound", read.speed_source
+    assert abs(read.shaft_hz - heard.shaft_hz) < 0.02 * heard.shaft_hz
+    assert not [w for w in read.warnings if "drive machine" in w], read.warnings
+    assert read.label == heard.label == "normal", (heard.probabilities, read.probabilities)
+    table = CliRunner().invoke(app, ["inspect", str(wav), "--assets", str(tmp_path / "assets.json")])
+    assert table.exit_code == 0 and "carrier)" in table.stdout, table.output  # "(drive carrier)", maybe wrapped
+
+
 def test_audio_recorded_below_16_khz_withholds_what_it_cannot_hold(plant, tmp_path) -> None:
     """A clip recorded at 8 kHz holds nothing above 4 kHz, where bearing defects and cavitation
     ring: audio withholds both (and says why) instead of calling the worn bearing normal; the same
