@@ -47,31 +47,21 @@ WRONG = 0.04  # a speed this far off counts as wrong (the fault combs' tolerance
 
 def _render(job: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]]:
     """Worker: the drive clips of ``indices``, each featurised with and without the carrier reading."""
-    from linewatch.simulator.domain import DomainRenderer
-    from models.data.domain_data import _world
+    from domain_clips import rendered_clips
     from pipeline.features import audio_physics as ap
 
-    domain, n_assets, seed, per_class, indices = job
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
-    renderer = DomainRenderer(fleet, seed)
-    by_id = {a.asset_id: a for a in fleet}
     speed = ap.AUDIO_CLIP_NAMES.index("speed.shaft_hz")
     out = []
-    for i in indices:
-        spec = specs[i]
-        sample = renderer.render(spec, modalities=("audio",))
-        clip = sample.clip.astype(np.float32) / 32768.0
-        profile = profiles[spec.asset_id]
-        row: dict[str, Any] = {"fleet": domain, "asset_id": spec.asset_id, "cls": spec.fault,
+    for spec, asset, profile, true_hz, clip in rendered_clips(*job):
+        row: dict[str, Any] = {"fleet": job[0], "asset_id": spec.asset_id, "cls": spec.fault,
                                "severity": float(spec.severity), "asset_type": profile.asset_type,
-                               "true_hz": float(sample.shaft_hz),
-                               "carrier_hz": float(by_id[spec.asset_id].extra.get("pwm_carrier_hz", 0.0))}
+                               "true_hz": true_hz, "carrier_hz": float(asset.extra.get("pwm_carrier_hz", 0.0))}
         x = ap.resample_to_16k(clip, 16_000)
         pairs = ap.supply_pole_pairs(profile)
         row["carrier_found"] = bool(pairs and ap.drive_supply_hz(
             (x - x.mean()).astype(np.float64), ap.supply_range_hz(profile, None, pairs)))
         for way, carrier in (("before", False), ("after", True)):
-            for hint_name, hint in (("no_speed", None), ("plc_speed", float(sample.shaft_hz))):
+            for hint_name, hint in (("no_speed", None), ("plc_speed", true_hz)):
                 seg = partial(ap._segment_vector, drive_carrier=carrier)
                 raw = ap.median_over_segments(clip, 16_000, profile, hint, seg)
                 row[f"{way}/{hint_name}"] = ap.finish_audio_vector(raw).tolist()

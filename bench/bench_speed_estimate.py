@@ -63,25 +63,16 @@ def _tones(x: np.ndarray) -> tuple[np.ndarray, float]:
 
 def _render(args: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]]:
     """Clips of our simulator's fleet (worker): true speed, the estimate and the tone prominence."""
-    from linewatch.simulator.domain import DomainRenderer
-    from models.data.domain_data import _world
+    from domain_clips import rendered_clips
     from pipeline.features.audio_physics import AUDIO_CLIP_NAMES, audio_segment_vectors
 
-    domain, n_assets, seed, per_class, indices = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
-    renderer = DomainRenderer(fleet, seed)
-    poles = {a.asset_id: a.poles for a in fleet}
     speed = AUDIO_CLIP_NAMES.index("speed.shaft_hz")
     out = []
-    for i in indices:
-        spec = specs[i]
-        sample = renderer.render(spec, modalities=("audio",))
-        clip = sample.clip.astype(np.float32) / 32768.0
-        profile = profiles[spec.asset_id]
+    for spec, asset, profile, true_hz, clip in rendered_clips(*args):
         estimate = 60.0 * float(audio_segment_vectors(clip, 16_000, profile, raw=True)[0][speed])
         prom, df = _tones(clip)
-        out.append({"fleet": domain, "asset_id": spec.asset_id, "cls": spec.fault, "vfd": bool(profile.vfd),
-                    "poles": poles[spec.asset_id], "true_hz": float(sample.shaft_hz), "estimate_hz": estimate,
+        out.append({"fleet": args[0], "asset_id": spec.asset_id, "cls": spec.fault, "vfd": bool(profile.vfd),
+                    "poles": asset.poles, "true_hz": true_hz, "estimate_hz": estimate,
                     "prom": prom, "df": df})
     return out
 
