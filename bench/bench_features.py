@@ -15,11 +15,14 @@ import os
 import platform
 import statistics
 import tempfile
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.pipeline: the v3 oracle, the drive clip
 
 from linewatch.simulator import Factory, SimulatorConfig
 from pipeline.decoders import decode_plc_file, decode_thermal_tiff, decode_wav
@@ -54,7 +57,13 @@ def load_inputs(landing: Path) -> dict[str, object]:
 def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], int, str]]:
     """name -> (call, items per call, unit). ``audio.vector_v3_reference`` is the frozen v3 code the
     shipped audio vector replaced (the test oracle, ``tests/pipeline/oracle/``), for the ratio."""
+    from pipeline.features.asset_profile import AssetProfile
+    from pipeline.features.audio_physics import _segment_vector as drive_segment
     from tests.pipeline.oracle.audio_physics_v3 import audio_vector as audio_vector_v3
+    from tests.pipeline.test_audio_supply_lines import ASSET as DRIVE_ASSET
+    from tests.pipeline.test_audio_supply_lines import _clip as drive_clip_of
+
+    drive_clip, drive_profile = drive_clip_of(0, 0.01).astype(np.float64), AssetProfile.from_entry(DRIVE_ASSET)
 
     samples = inputs["samples"]
     frame = decode_thermal_tiff(inputs["tiff"], "f")  # type: ignore[arg-type]
@@ -121,6 +130,10 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         "audio.vector_v3_reference": (lambda: audio_vector_v3(clip, 16_000, asset), 1, "clip"),
         "audio.message": (lambda: audio_features_message(asset.asset_id, "pump", 0, clip, 16_000, asset=asset), 1,  # type: ignore[attr-defined]
                           "clip"),
+        # a 6-pole drive machine whose PWM carrier shows (tests/pipeline/test_audio_supply_lines.py's clip):
+        # the vector with the carrier read (speed and notch, as served) and without it (before 2026-12-05)
+        "audio.drive_vector": (lambda: drive_segment(drive_clip, drive_profile, None), 1, "clip"),
+        "audio.drive_vector_no_carrier": (lambda: drive_segment(drive_clip, drive_profile, None, False), 1, "clip"),
     }
 
 
