@@ -444,9 +444,12 @@ def asset_entry(m: Machine, rng: np.random.Generator) -> dict[str, Any]:
     return e
 
 
-def write_assets(machines: list[Machine], path: Path) -> None:
-    doc = {"schema_version": 1, "assets": [m.assets_entry for m in machines]}
-    path.write_text(json.dumps(doc, indent=1))
+def write_assets(machines: list[Machine], path: Path, declare_reciprocating: bool = False) -> None:
+    """``declare_reciprocating``: the piston compressors' entries say ``"reciprocating": true`` (what a
+    user who knows the machine writes; the generated types call them "compressor" or "screw compressor")."""
+    entries = [{**m.assets_entry, "reciprocating": True} if declare_reciprocating and m.subkind == "piston"
+               else m.assets_entry for m in machines]
+    path.write_text(json.dumps({"schema_version": 1, "assets": entries}, indent=1))
 
 
 # ---------------------------------------------------------------------------------- samples
@@ -1112,6 +1115,8 @@ def main() -> None:
     ap.add_argument("--healthy-plc", action="store_true",
                     help="write a healthy commissioning export per machine (rated speed, two days before the "
                     "samples) and score every file with it (linewatch inspect --healthy-plc)")
+    ap.add_argument("--declare-reciprocating", action="store_true",
+                    help="assets.json declares the piston compressors reciprocating (\"reciprocating\": true)")
     ap.add_argument("--no-what-if", dest="what_if", action="store_false",
                     help="skip the diagnostic rescoring of pressure-less machines with a constant pressure tag")
     args = ap.parse_args()
@@ -1128,7 +1133,7 @@ def main() -> None:
     ids = [m.asset_id for m in machines_list]
     assert len(set(ids)) == len(ids) and not any(a != b and b.startswith(a) for a in ids for b in ids), ids
     assets = data / "assets.json"
-    write_assets(machines_list, assets)
+    write_assets(machines_list, assets, args.declare_reciprocating)
     code, code_info = code_snapshot(args.code, data)
     jobs = [(i, args.seed, args.machines, args.healthy, args.per_class, str(data), args.healthy_plc)
             for i in range(args.machines)]

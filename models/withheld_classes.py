@@ -24,7 +24,12 @@ models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported 
 check and copy into ``assets.json``. The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
-it learnt; :mod:`pipeline.features.plc_running`).
+it learnt; :mod:`pipeline.features.plc_running`). The PLC model withholds ``imbalance`` on a
+**reciprocating** machine whose normal vibration level is not known (``stats["reciprocating_level_
+unknown"]``: no ``vibration_normal_mm_s`` in ``assets.json``, none learnt by the job or given with
+``inspect --healthy-plc``): a piston compressor runs at 4-8 mm/s when healthy (ISO 10816-6), above
+every healthy machine the model learnt from, and one window of it reads as imbalance (docs/models.md,
+"PLC: a reciprocating machine withholds imbalance until its level is known").
 A withheld class:
 
 * its probability is dropped and the rest renormalised, as for a class the modality cannot see at
@@ -51,6 +56,8 @@ A withheld class:
 ('bearing_wear', 'cavitation')
 >>> withheld_classes("thermal", np.zeros(3, np.float32), {"regions_proposed": 1.0, "regions_registered": 0.0})
 ('bearing_wear', 'electrical_overheating', 'cooling_failure')
+>>> withheld_classes("plc", np.zeros(3, np.float32), {"reciprocating_level_unknown": 1.0})
+('imbalance',)
 >>> withheld_classes("plc", p, {"not_running": 1.0})
 ('cavitation', 'bearing_wear', 'imbalance', 'electrical_overheating', 'cooling_failure')
 >>> drop_withheld({"normal": 0.2, "imbalance": 0.6, "bearing_wear": 0.2}, ("imbalance",),
@@ -64,7 +71,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.features.asset_profile import RECIPROCATING_STAT
+from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, RECIPROCATING_STAT
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.features.plc_running import NOT_RUNNING_STAT
@@ -84,12 +91,14 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 #: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
 #: wear) or recorded below 16 kHz (no band where bearings and cavitation ring), a thermal frame read
-#: through proposed region boxes, a PLC window in which the machine stood still or ran up
+#: through proposed region boxes, a PLC window in which the machine stood still or ran up, or of a
+#: reciprocating machine whose normal vibration is not known
 #: (``pipeline.features.messages``, ``pipeline.handlers.plc``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
     "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation")},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
-    "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure")},
+    "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure"),
+            RECIPROCATING_LEVEL_UNKNOWN_STAT: ("imbalance",)},
 }
 
 

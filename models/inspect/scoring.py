@@ -30,7 +30,7 @@ from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.withheld_classes import drop_withheld, withheld_classes
-from pipeline.features.asset_profile import AssetProfile, unknown_regions_note
+from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile, unknown_regions_note
 from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
@@ -332,8 +332,15 @@ class Inspector:
             standstill = follow_run(m.stats, w.start_ms, standstill)
         running = [k for k, m in enumerate(messages) if m.stats.get(NOT_RUNNING_STAT, 0.0) < 0.5]
         stats: dict[str, float] | None = None
+        if any(m.stats.get(RECIPROCATING_LEVEL_UNKNOWN_STAT, 0.0) >= 0.5 for m in messages):
+            stats = {RECIPROCATING_LEVEL_UNKNOWN_STAT: 1.0}
+            result.warnings.append(
+                "a reciprocating machine (assets.json) whose normal vibration is not known: it runs at 4-8 mm/s when "
+                f"healthy (ISO 10816-6), above the {FLEET_NORMAL_VIBRATION_MM_S} mm/s of the machines the PLC model "
+                "learnt from, so PLC withholds imbalance; give its normal level (vibration_normal_mm_s in assets.json) "
+                "or a healthy export with --healthy-plc")
         if not running:
-            stats = {NOT_RUNNING_STAT: 1.0}
+            stats = {**(stats or {}), NOT_RUNNING_STAT: 1.0}
             result.warnings.append(
                 "the machine did not run steadily in any 10 s window of this file (its run state shows it stopped, "
                 f"or it had started less than {RUN_UP_MS // 1000} s before): the PLC model judges a running "
@@ -359,7 +366,8 @@ class Inspector:
                    f"its level reads x{vib_scale:.2f}")
             result.warnings.append(f"vibration read against the machine's normal {profile.vibration_normal_mm_s:.1f} "
                                    f"mm/s from {source}: {why} (a rise from it reads as the same rise)")
-        if profile.vibration_normal_mm_s is None and vibration and np.median(vibration) > FLEET_NORMAL_VIBRATION_MM_S:
+        if (profile.vibration_normal_mm_s is None and not profile.reciprocating and vibration
+                and np.median(vibration) > FLEET_NORMAL_VIBRATION_MM_S):
             result.warnings.append(
                 f"vibration {np.median(vibration):.1f} mm/s is above the normal levels of the machines the PLC model "
                 f"learnt from (up to {FLEET_NORMAL_VIBRATION_MM_S} mm/s): a fault, or a machine that runs this rough "

@@ -69,6 +69,10 @@ FIXED_SPEED_FRACTIONS = (0.9, 1.06)
 SPEED_LIMITS_HZ = (4.0, 80.0)
 #: The audio message's ``stats`` key that carries :attr:`AssetProfile.reciprocating` (1.0 / 0.0).
 RECIPROCATING_STAT = "reciprocating"
+#: The PLC message's ``stats`` key: 1.0 for a reciprocating machine whose normal vibration level is not
+#: known (neither ``vibration_normal_mm_s`` nor learnt): its healthy level (4-8 mm/s, ISO 10816-6) reads
+#: as imbalance on the scale the PLC model learnt, so its readers withhold imbalance.
+RECIPROCATING_LEVEL_UNKNOWN_STAT = "reciprocating_level_unknown"
 #: Words of an ``asset_type`` that name a reciprocating machine (lower case; "piston" alone would
 #: take in axial-piston hydraulic pumps, which do not knock, so it needs a compressor or engine).
 RECIPROCATING_WORDS: tuple[str, ...] = ("reciprocating", "plunger", "triplex", "piston compressor",

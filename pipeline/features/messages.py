@@ -24,7 +24,12 @@ import numpy as np
 
 from linewatch.contract import AudioFeatures, PlcFeatures, ThermalFeatures
 from pipeline.features import FEATURES_VERSION
-from pipeline.features.asset_profile import RECIPROCATING_STAT, AssetProfile, as_profile
+from pipeline.features.asset_profile import (
+    RECIPROCATING_LEVEL_UNKNOWN_STAT,
+    RECIPROCATING_STAT,
+    AssetProfile,
+    as_profile,
+)
 from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, audio_vector, resample_to_16k
@@ -50,14 +55,21 @@ def _profile(asset: object, regions: Mapping[str, object] | None = None) -> Asse
 
 def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", ingest_time_ms: int = 0,
                          asset: object = None) -> PlcFeatures:
-    """``PlcFeatures`` of one completed window (``event_time_ms`` = window end)."""
+    """``PlcFeatures`` of one completed window (``event_time_ms`` = window end).
+
+    ``stats[RECIPROCATING_LEVEL_UNKNOWN_STAT]`` is 1.0 for a reciprocating machine (``asset``'s
+    :attr:`~pipeline.features.asset_profile.AssetProfile.reciprocating`) whose normal vibration level
+    ``asset`` does not give (declared or learnt): its readers withhold imbalance."""
     values = np.asarray(window.values, dtype=np.float32)
+    stats = plc_running_stats(values, plc_feature_names())
+    profile = as_profile(asset)
+    stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] = float(profile.reciprocating and profile.vibration_normal_mm_s is None)
     return PlcFeatures(
         asset_id=window.asset_id, asset_type=asset_type, window_start_ms=window.start_ms,
         window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
         feature_names=plc_feature_names(), values=values, n_samples=window.n_samples,
         alarm_counts=dict(window.alarm_counts), source=source, ingest_time_ms=ingest_time_ms,
-        vector=plc_vector(values, asset), stats=plc_running_stats(values, plc_feature_names()))
+        vector=plc_vector(values, asset), stats=stats)
 
 
 def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int, frame_ck: np.ndarray,

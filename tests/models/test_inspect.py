@@ -485,6 +485,27 @@ def test_a_healthy_plc_export_lets_the_plc_model_read_a_rough_machine_against_it
     assert json.loads(result.stdout.splitlines()[-1])[0]["class"] == "normal"
 
 
+def test_a_reciprocating_machine_s_plc_file_withholds_imbalance_until_its_level_is_known(plant, tmp_path) -> None:
+    """The 6 mm/s machine again, and assets.json calls it reciprocating: read alone, PLC withholds
+    imbalance (its healthy level reads as one) and says what to give; with a healthy export of it
+    the class is back, the healthy window is normal and the imbalance is named."""
+    root, cases = plant
+    entries = json.loads((root / "assets.json").read_text())
+    for entry in entries["assets"]:
+        entry["reciprocating"] = True
+    flagged = tmp_path / "assets_reciprocating.json"
+    flagged.write_text(json.dumps(entries))
+    inspector = Inspector(assets=load_assets(flagged))
+    rough, reference = _plant_pump_at(inspector, cases, tmp_path, 6.0)
+
+    (alone,), _ = inspector.score([rough["normal"]])
+    assert alone.withheld == ["imbalance"] and alone.label == "normal", alone.probabilities
+    assert any("reciprocating machine" in w and "--healthy-plc" in w for w in alone.warnings), alone.warnings
+    healthy, imbalanced = inspector.score([rough["normal"], rough["imbalance"]], healthy_plc=[reference])[0]
+    assert healthy.withheld == [] and healthy.label == "normal", healthy.probabilities
+    assert imbalanced.withheld == [] and imbalanced.label == "imbalance", imbalanced.probabilities
+
+
 def test_a_healthy_plc_export_lets_the_plc_model_read_a_smooth_machine_against_its_own_vibration(
         plant, tmp_path) -> None:
     """A machine that runs at 0.8 mm/s when healthy: its imbalance (the plant pump's, about 3.8 times its

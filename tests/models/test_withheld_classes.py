@@ -100,3 +100,29 @@ def test_the_fusion_is_fitted_on_what_is_served_when_a_class_is_withheld() -> No
     served = [fuse_arrays(p, quiet, classes, None, {"x": blind} if "x" in p else None).argmax(1)[y == 0]
               for p in ({"x": x}, {"y": other}, {"x": x, "y": other})]
     assert float(np.mean([np.mean(s != 0) for s in served])) <= 0.05
+
+
+def test_a_reciprocating_machine_s_plc_windows_withhold_imbalance_until_its_level_is_known() -> None:
+    """The PLC features message of a machine that assets.json calls reciprocating carries the flag while
+    its normal vibration is unknown; a declared or learnt level lifts it; other machines never carry it."""
+    from models.withheld_classes import withheld_classes
+    from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile
+    from pipeline.features.messages import plc_features_message
+    from pipeline.features.plc_window import PlcWindow, plc_feature_names
+
+    values = np.zeros(len(plc_feature_names()), np.float32)
+    values[plc_feature_names().index("run_state.mean")] = 1.0
+    values[plc_feature_names().index("vibration_rms_mm_s.mean")] = 6.0
+    window = PlcWindow(asset_id="AC-1", start_ms=0, end_ms=10_000, values=values, n_samples=100, alarm_counts={})
+    piston = AssetProfile(asset_id="AC-1", asset_type="piston compressor", reciprocating=True)
+    cases = {"reciprocating, level unknown": piston,
+             "reciprocating, level declared": AssetProfile(asset_id="AC-1", reciprocating=True, vibration_normal_mm_s=6.0),
+             "reciprocating, level learnt": piston.with_normal_vibration(6.1),
+             "screw compressor": AssetProfile(asset_id="AC-1", asset_type="screw compressor")}
+    withheld = {}
+    for name, profile in cases.items():
+        msg = plc_features_message(window, profile.asset_type, asset=profile)
+        withheld[name] = withheld_classes("plc", msg.vector, msg.stats)
+        assert (msg.stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] == 1.0) == (name == "reciprocating, level unknown")
+    assert withheld == {"reciprocating, level unknown": ("imbalance",), "reciprocating, level declared": (),
+                        "reciprocating, level learnt": (), "screw compressor": ()}
