@@ -1214,7 +1214,8 @@ def _pred(r: dict[str, Any]) -> dict[str, Any]:
     if not r:
         return {"class": None, "error": "no record", "extrapolating": False, "warnings": []}
     out = {"class": r.get("class"), "probabilities": r.get("probabilities"), "error": r.get("error"),
-           "extrapolating": bool(r.get("extrapolating")), "warnings": [_short(w) for w in r.get("warnings") or []]}
+           "extrapolating": bool(r.get("extrapolating")), "warnings": [_short(w) for w in r.get("warnings") or []],
+           "withheld": list(r.get("withheld") or [])}
     if r.get("shaft_hz") is not None:  # audio: the running speed it read the clip at
         out["shaft_hz"] = r["shaft_hz"]
     return out
@@ -1314,7 +1315,7 @@ def _plist(p: dict[str, float] | None) -> list[float] | None:
 
 def _slim(pred: dict[str, Any]) -> dict[str, Any]:
     out = {"class": pred["class"], "p": _plist(pred.get("probabilities"))}
-    for key in ("error", "extrapolating", "warnings", "shaft_hz"):
+    for key in ("error", "extrapolating", "warnings", "shaft_hz", "withheld"):
         if pred.get(key) and pred[key] != ["no_healthy_audio"]:
             out[key] = pred[key]
     return out
