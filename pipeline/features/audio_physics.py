@@ -122,6 +122,16 @@ MAX_SLIP = 0.06
 #: carrier readings (first seconds of its drives), 0.3 dropped 9; on our drives every carrier read
 #: was right at any of them (2026-12-05).
 SUPPLY_SPEED_SUPPORT = 0.3
+#: Where in the slip window a drive's carrier leaves (:func:`speed_at_supply`) the shaft is first looked
+#: for with only the harmonics that sweep at most this many hertz across the window, then refined with
+#: all harmonics within :data:`SUPPLY_REFINE` of that: over a 6 % window the 20th harmonic sweeps
+#: more than a shaft rotation, so a machine tone that does not follow the speed (a neighbour, a fixed
+#: resonance) meets some high harmonic of some candidate, and with the shaft's own harmonics faint
+#: that candidate won (the other generator's 2-pole compressors read 5 % slow). Chosen on the other
+#: generator's two fleets (432 clips whose carrier was read): readings more than 4 % off 18 -> 9, more
+#: than 2 % off 38 -> 25, among 3 / 5 / 8 Hz and refinements of 1 / 2 % (2026-12-05, session 32).
+SUPPLY_SWEEP_HZ = 8.0
+SUPPLY_REFINE = 0.02
 #: The lowest share of nameplate speed at which :func:`supply_range_hz` looks for a drive's supply.
 DRIVE_LOWEST_SPEED = 0.2
 #: Where :func:`drive_supply_hz` looks for a PWM carrier: the frequencies drives set it to (steps of
@@ -285,10 +295,11 @@ def speed_search_hz(profile: AssetProfile, hint_hz: float | None) -> tuple[float
     return profile.speed_search_hz() or BROAD_SPEED_RANGE_HZ
 
 
-def _harmonic_sum(prom: np.ndarray, df: float, speeds: np.ndarray, top_hz: float) -> np.ndarray:
+def _harmonic_sum(prom: np.ndarray, df: float, speeds: np.ndarray, top_hz: float,
+                  max_harmonics: int = SPEED_HARMONICS) -> np.ndarray:
     """The harmonic-sum score of each candidate speed (harmonics up to :data:`TONE_MAX_HZ` of the
-    search range's top speed ``top_hz``, at most :data:`SPEED_HARMONICS`)."""
-    k = np.arange(1, max(3, min(SPEED_HARMONICS, int(TONE_MAX_HZ / top_hz))) + 1)
+    search range's top speed ``top_hz``, at most ``max_harmonics``, at least 3)."""
+    k = np.arange(1, max(3, min(SPEED_HARMONICS, max_harmonics, int(TONE_MAX_HZ / top_hz))) + 1)
     grid = np.arange(prom.shape[0]) * df
     # count only what rises above the noise peaks over the running median, log-compressed so that
     # one strong tone does not flatten the peak shape; no prior inside the search range (measured
@@ -314,25 +325,41 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
 
 def speed_at_supply(estimate: SpeedEstimate, prom: np.ndarray, df: float, profile: AssetProfile,
                     supply_hz: float, pole_pairs: int) -> SpeedEstimate | None:
-    """The speed where a drive's supply frequency (:func:`drive_supply_hz`) puts the shaft: the best
-    of the harmonic sum between f_e / pole pairs x (1 - :data:`MAX_SLIP`) and f_e / pole pairs.
+    """The speed where a drive's supply frequency (:func:`drive_supply_hz`) puts the shaft, between
+    f_e / pole pairs x (1 - :data:`MAX_SLIP`) and f_e / pole pairs: the best of the harmonic sum over
+    the harmonics that sweep at most :data:`SUPPLY_SWEEP_HZ` across that window (the middle of it
+    where they show nothing), refined with every harmonic within :data:`SUPPLY_REFINE` of it.
 
-    None when the sound does not bear that speed out (its harmonic sum there is below
+    None when the sound does not bear the window out (the harmonic sum's best in it is below
     :data:`SUPPLY_SPEED_SUPPORT` of the estimate's): then the "carrier" was another tone with
     sidebands (a gear mesh, a vane pass) and is not read at all. Where a measured speed was given
     (``estimate.hint_used``) that speed stays; otherwise the shaft moves to the supply's speed and
     its confidence is still read against the whole search range (the estimate's confidence plus what
     the new speed scores over the old one).
+
+    Tones that do not follow the speed (here 387.5 and 775 Hz) are met by high harmonics of a
+    candidate low in the window (every harmonic counted: 24.22 Hz, the 16th on 387.5); the shaft's
+    own faint first harmonics put it at 24.76 Hz:
+
+    >>> df = 0.25; prom = np.zeros(8_000)
+    >>> for f, p in [(24.75, 1.3), (49.5, 1.2), (74.25, 1.2), (387.5, 9.0), (775.0, 8.0)]:
+    ...     prom[round(f / df)] = p
+    >>> p = AssetProfile(asset_id="M", vfd=True, poles=2, nominal_rpm=2950.0)
+    >>> round(speed_at_supply(SpeedEstimate(24.75, 1.0, False), prom, df, p, 25.0, 1).shaft_hz, 2)
+    24.76
     """
     hi = speed_search_hz(profile, None)[1]
     near = np.arange(supply_hz / pole_pairs * (1.0 - MAX_SLIP), supply_hz / pole_pairs + SPEED_STEP_HZ, SPEED_STEP_HZ)
     near_score = _harmonic_sum(prom, df, near, hi)
-    best = int(np.argmax(near_score))
     at_estimate = float(_harmonic_sum(prom, df, np.array([estimate.shaft_hz]), hi)[0])
-    if near_score[best] < SUPPLY_SPEED_SUPPORT * at_estimate:
+    if float(near_score.max()) < SUPPLY_SPEED_SUPPORT * at_estimate:
         return None
     if estimate.hint_used:
         return estimate
+    coarse = _harmonic_sum(prom, df, near, hi, int(SUPPLY_SWEEP_HZ / max(float(near[-1] - near[0]), SPEED_STEP_HZ)))
+    pick = float(near[int(np.argmax(coarse))]) if coarse.max() > 0 else supply_hz / pole_pairs * (1.0 - MAX_SLIP / 2)
+    around = np.flatnonzero(np.abs(near / pick - 1.0) <= SUPPLY_REFINE)
+    best = int(around[np.argmax(near_score[around])])
     return SpeedEstimate(float(near[best]), estimate.confidence + float(near_score[best]) - at_estimate, False)
 
 
