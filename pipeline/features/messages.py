@@ -59,11 +59,12 @@ def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", i
 
     ``stats[RECIPROCATING_LEVEL_UNKNOWN_STAT]`` is 1.0 for a reciprocating machine (``asset``'s
     :attr:`~pipeline.features.asset_profile.AssetProfile.reciprocating`) whose normal vibration level
-    ``asset`` does not give (declared or learnt): its readers withhold imbalance."""
+    ``asset`` does not give (declared or learnt), absent otherwise: its readers withhold imbalance."""
     values = np.asarray(window.values, dtype=np.float32)
     stats = plc_running_stats(values, plc_feature_names())
     profile = as_profile(asset)
-    stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] = float(profile.reciprocating and profile.vibration_normal_mm_s is None)
+    if profile.reciprocating and profile.vibration_normal_mm_s is None:
+        stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] = 1.0
     return PlcFeatures(
         asset_id=window.asset_id, asset_type=asset_type, window_start_ms=window.start_ms,
         window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
