@@ -70,7 +70,7 @@ def plc_features_message(window: PlcWindow, asset_type: str, source: str = "", i
         window_end_ms=window.end_ms, event_time_ms=window.end_ms, features_version=FEATURES_VERSION,
         feature_names=plc_feature_names(), values=values, n_samples=window.n_samples,
         alarm_counts=dict(window.alarm_counts), source=source, ingest_time_ms=ingest_time_ms,
-        vector=plc_vector(values, asset), stats=stats)
+        vector=plc_vector(values, profile), stats=stats)
 
 
 def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int, frame_ck: np.ndarray,

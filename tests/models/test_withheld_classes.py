@@ -126,3 +126,7 @@ def test_a_reciprocating_machine_s_plc_windows_withhold_imbalance_until_its_leve
         assert (msg.stats.get(RECIPROCATING_LEVEL_UNKNOWN_STAT) == 1.0) == (name == "reciprocating, level unknown")
     assert withheld == {"reciprocating, level unknown": ("imbalance",), "reciprocating, level declared": (),
                         "reciprocating, level learnt": (), "screw compressor": ()}
+    from pipeline.validation.registry import AssetInfo
+
+    info = AssetInfo.from_entry({"asset_id": "AC-1", "asset_type": "piston compressor"})  # what the job passes
+    assert plc_features_message(window, info.asset_type, asset=info).stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] == 1.0
