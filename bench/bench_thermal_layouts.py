@@ -28,7 +28,8 @@ Every case is featurised with region fitting off (``fit=False``: the boxes exact
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
 thermal student (ONNX Runtime CPU; classes the machine cannot have masked, renormalised over the
 classes the thermal model may name, as served; with fitting on also ``as_served``: on proposed
-boxes thermal withholds its faults, ``models.withheld_classes``). Reported per case and setting: recall past
+boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``).
+Reported per case and setting: recall past
 moderate severity (>= 0.5) of bearing_wear, electrical_overheating and cooling_failure, the
 healthy false-positive rate, what the fitting did (given / registered / proposed), the mean IoU of
 the boxes read against the true boxes, the share of case-a frames whose vector changed, and the
@@ -268,7 +269,7 @@ def main() -> None:
     from models.registry import ModelRegistry
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, evaluate, possible_mask
-    from models.withheld_classes import STATS_WITHHOLD, drop_withheld_rows
+    from models.withheld_classes import drop_withheld_rows, withheld_classes
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
 
     registry = ModelRegistry(args.registry)
@@ -310,9 +311,10 @@ def main() -> None:
                  "n_past_moderate": {c: int(e.n_past_moderate[c]) for c in THERMAL_CLASSES},
                  "healthy_fpr": float(e.healthy_fpr), "macro_f1_past_moderate": float(e.macro_f1_past_moderate),
                  "mean_box_iou": float(np.mean(cat(f"iou|{case}|{setting}")))}
-            if setting == "on":  # as served: thermal withholds its faults on proposed boxes (models.withheld_classes)
+            if setting == "on":  # as served: on proposed boxes thermal withholds what models.withheld_classes says
                 blind = np.zeros(p.shape, bool)
-                blind[np.ix_(st == "proposed", [classes.index(c) for c in STATS_WITHHOLD["thermal"]["regions_proposed"]])] = True
+                for i in np.flatnonzero(st == "proposed"):
+                    blind[i, [classes.index(c) for c in withheld_classes("thermal", x[i], {"regions_proposed": 1.0})]] = True
                 es = evaluate(drop_withheld_rows(p, blind), y, severity, classes)
                 r["as_served"] = {"recall": {c: float(es.recall_past_moderate[c]) for c in THERMAL_CLASSES},
                                   "healthy_fpr": float(es.healthy_fpr)}

@@ -1,8 +1,8 @@
 """Region boxes as users write them in ``assets.json``, read into ``(x0, y0, x1, y1)``.
 
 The thermal model reads each part of the machine inside its box; a machine whose boxes are not
-read has its boxes proposed from the frame, and thermal then names no fault (docs/models.md,
-"Thermal: no fault named on proposed boxes"). So a box written the way another tool writes it must
+read has its boxes proposed from the frame, and thermal then names no fault but an unmistakable hot
+connection (docs/models.md, "Thermal: no fault named on proposed boxes"). So a box written the way another tool writes it must
 either be read or be reported, never dropped without a word. Read:
 
 * ``[x0, y0, x1, y1]`` (this project's form; x1 / y1 exclusive) or the same four numbers in a
@@ -139,7 +139,8 @@ def unreadable_regions_note(lines: tuple[str, ...]) -> str:
     'regions of assets.json not read (motor_body: not four number'
     """
     return (f"regions of assets.json not read ({'; '.join(lines)}): the thermal model reads the parts it has "
-            "boxes for; a machine with none has boxes proposed from the frame and thermal names no fault")
+            "boxes for; a machine with none has boxes proposed from the frame and thermal names no fault there but "
+            "an unmistakable hot connection")
 
 
 def _number(v: Any, box: Any) -> float:

@@ -124,8 +124,9 @@ class RegionFit:
         if self.status == "proposed":
             boxes = ", ".join(f'"{k}": [{", ".join(str(int(v)) for v in b)}]' for k, b in sorted(self.boxes.items()))
             return (f"no thermal regions in assets.json: boxes proposed from the warm machine in the frame "
-                    f"(edge fit {self.score:.2f}), and thermal names no fault on proposed boxes; check them and "
-                    f"give them as this machine's regions (pixels of this frame) to have it judged: {{{boxes}}}")
+                    f"(edge fit {self.score:.2f}), and thermal names no fault on proposed boxes but a connection "
+                    f"in the terminal box far hotter than the box (electrical overheating); check them and give "
+                    f"them as this machine's regions (pixels of this frame) to have it judged: {{{boxes}}}")
         if self.status == "none":
             return "no thermal regions in assets.json and no machine outline found: whole-frame statistics only"
         return ""

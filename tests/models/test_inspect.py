@@ -214,6 +214,37 @@ def test_a_frame_read_through_proposed_boxes_names_no_thermal_fault_and_lists_th
     assert audio.label == "bearing_wear" and [v.label for v in verdicts] == ["bearing_wear"], verdicts
 
 
+
+def test_on_proposed_boxes_thermal_names_only_an_unmistakable_hot_connection(plant, tmp_path) -> None:
+    """Without ``regions`` thermal still names electrical overheating where the proposed terminal box
+    holds a hot spot far above the box (``ratio.terminal_excess_over_body`` >= 0.6: a loose lug at
+    severity 0.8); it withholds bearing wear and cooling failure there, and on the healthy frame of the
+    same machine it names nothing, withholding all three (models.withheld_classes.STATS_RELEASE)."""
+    from pipeline.features.messages import thermal_message_any_unit
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+    from models.inspect.frame_files import read_frame
+    from models.withheld_classes import PROPOSED_TERMINAL_EXCESS
+
+    root, cases = plant
+    data = json.loads((root / "assets.json").read_text())
+    path = tmp_path / "assets-no-regions.json"
+    path.write_text(json.dumps({**data, "assets": [{k: v for k, v in e.items() if k != "regions"}
+                                                   for e in data["assets"]]}))
+    assets = load_assets(path)
+    ratio = THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")
+    read = {}
+    for case in ("electrical_overheating", "normal"):
+        tif = cases[case][1]
+        msg = thermal_message_any_unit("PMP-01", "pump", 0, read_frame(tif), assets["PMP-01"], warnings=[])
+        assert msg.stats["regions_proposed"] == 1.0
+        read[case] = (float(msg.vector[ratio]), Inspector(assets=assets).score([tif])[0][0])
+    (hot, lug), (cool, healthy) = read["electrical_overheating"], read["normal"]
+    assert hot >= PROPOSED_TERMINAL_EXCESS > cool, (hot, cool)
+    assert lug.label == "electrical_overheating" and lug.withheld == ["bearing_wear", "cooling_failure"], lug.probabilities
+    assert healthy.label == "normal", healthy.probabilities
+    assert healthy.withheld == ["bearing_wear", "cooling_failure", "electrical_overheating"]
+    assert any("far hotter than the box" in w for w in lug.warnings), lug.warnings
+
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
     """Randomised machines of the training domain (a seed no model was trained on), cooling failures

@@ -130,3 +130,22 @@ def test_a_reciprocating_machine_s_plc_windows_withhold_imbalance_until_its_leve
 
     info = AssetInfo.from_entry({"asset_id": "AC-1", "asset_type": "piston compressor"})  # what the job passes
     assert plc_features_message(window, info.asset_type, asset=info).stats[RECIPROCATING_LEVEL_UNKNOWN_STAT] == 1.0
+
+
+def test_on_proposed_boxes_only_a_hot_connection_past_the_threshold_is_named() -> None:
+    """Proposed boxes withhold all three thermal faults; electrical overheating comes back from the
+    threshold on (``ratio.terminal_excess_over_body``), never without the proposed flag's context
+    (given boxes withhold nothing) and never from an input of another width."""
+    from models.withheld_classes import PROPOSED_TERMINAL_EXCESS, withheld_classes
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+
+    x = np.zeros(len(THERMAL_VECTOR_NAMES), np.float32)
+    i = THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")
+    proposed = {"regions_proposed": 1.0}
+    every = ("bearing_wear", "electrical_overheating", "cooling_failure")
+    x[i] = np.nextafter(np.float32(PROPOSED_TERMINAL_EXCESS), np.float32(0.0))
+    assert withheld_classes("thermal", x, proposed) == every
+    x[i] = PROPOSED_TERMINAL_EXCESS
+    assert withheld_classes("thermal", x, proposed) == ("bearing_wear", "cooling_failure")
+    assert withheld_classes("thermal", x, {"regions_proposed": 0.0}) == ()
+    assert withheld_classes("thermal", np.full(5, 9.0, np.float32), proposed) == every
