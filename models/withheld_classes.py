@@ -147,6 +147,22 @@ def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | 
     return tuple(out)
 
 
+def proposed_hot_connection_note(x: np.ndarray) -> str:
+    """What ``inspect`` tells a user whose frame, read through proposed boxes, is judged on electrical
+    overheating all the same (:data:`STATS_RELEASE`): the hot spot's size and where to check it.
+
+    >>> t = np.zeros(len(THERMAL_VECTOR_NAMES), np.float32)
+    >>> t[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")] = 24.0
+    >>> t[THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")] = 1.2
+    >>> proposed_hot_connection_note(t)[:74]
+    'the proposed terminal box holds a hot spot 24.0 K above the box (1.20 x th'
+    """
+    excess = float(x[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")])
+    ratio = float(x[THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")])
+    return (f"the proposed terminal box holds a hot spot {excess:.1f} K above the box ({ratio:.2f} x the motor "
+            f"body's rise + 2 K, from {PROPOSED_TERMINAL_EXCESS}): a connection that hot is judged on electrical "
+            "overheating without regions; check where the hot spot is on the frame and give the machine's regions")
+
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
     """(N, C) bool: which of ``classes`` each row of ``x`` (N, D) withholds."""
     out = np.zeros((x.shape[0], len(classes)), bool)

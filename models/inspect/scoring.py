@@ -29,7 +29,7 @@ from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
-from models.withheld_classes import drop_withheld, withheld_classes
+from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile, unknown_regions_note
 from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
@@ -559,6 +559,9 @@ class Inspector:
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)
                 result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x, stats)} & set(classes))
+                if (modality == "thermal" and float((stats or {}).get("regions_proposed", 0.0)) >= 0.5
+                        and "electrical_overheating" not in result.withheld):
+                    result.warnings.append(proposed_hot_connection_note(inputs[0]))
                 if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
                     kept = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld, classes)
                     probs = np.array([kept[c] for c in classes])

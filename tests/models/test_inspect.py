@@ -244,6 +244,9 @@ def test_on_proposed_boxes_thermal_names_only_an_unmistakable_hot_connection(pla
     assert healthy.label == "normal", healthy.probabilities
     assert healthy.withheld == ["bearing_wear", "cooling_failure", "electrical_overheating"]
     assert any("far hotter than the box" in w for w in lug.warnings), lug.warnings
+    note = next(w for w in lug.warnings if w.startswith("the proposed terminal box holds a hot spot"))
+    assert f"({hot:.2f} x the motor body's rise" in note, note
+    assert not any(w.startswith("the proposed terminal box holds") for w in healthy.warnings), healthy.warnings
 
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
