@@ -214,7 +214,6 @@ def test_a_frame_read_through_proposed_boxes_names_no_thermal_fault_and_lists_th
     assert audio.label == "bearing_wear" and [v.label for v in verdicts] == ["bearing_wear"], verdicts
 
 
-
 def test_on_proposed_boxes_thermal_names_only_an_unmistakable_hot_connection(plant, tmp_path) -> None:
     """Without ``regions`` thermal still names electrical overheating where the proposed terminal box
     holds a hot spot far above the box (``ratio.terminal_excess_over_body`` >= 0.6: a loose lug at
@@ -247,6 +246,7 @@ def test_on_proposed_boxes_thermal_names_only_an_unmistakable_hot_connection(pla
     note = next(w for w in lug.warnings if w.startswith("the proposed terminal box holds a hot spot"))
     assert f"({hot:.2f} x the motor body's rise" in note, note
     assert not any(w.startswith("the proposed terminal box holds") for w in healthy.warnings), healthy.warnings
+
 
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
