@@ -24,7 +24,8 @@ models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported 
 check and copy into ``assets.json``. One fault is named there all the same (:data:`STATS_RELEASE`):
 electrical overheating, where the proposed terminal box holds a hot spot that stands out of the
 box by at least :data:`PROPOSED_TERMINAL_EXCESS` x the motor body's rise (+2 K;
-``ratio.terminal_excess_over_body``), a loose connection no layout guess can make up (docs/models.md,
+``ratio.terminal_excess_over_body``): a loose lug's spot, which a box a few pixels off still holds, and
+which no healthy frame of our fleets reached (a hot pipe crossing the proposed box can; docs/models.md,
 "Thermal: an unmistakable hot connection on proposed boxes"). The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
@@ -162,6 +163,7 @@ def proposed_hot_connection_note(x: np.ndarray) -> str:
     return (f"the proposed terminal box holds a hot spot {excess:.1f} K above the box ({ratio:.2f} x the motor "
             f"body's rise + 2 K, from {PROPOSED_TERMINAL_EXCESS}): a connection that hot is judged on electrical "
             "overheating without regions; check where the hot spot is on the frame and give the machine's regions")
+
 
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
     """(N, C) bool: which of ``classes`` each row of ``x`` (N, D) withholds."""
