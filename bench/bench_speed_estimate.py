@@ -8,7 +8,8 @@ Every audio feature past the shaft harmonics is read at orders of the running sp
 combs, 1x/2x levels). In the live line a PLC ``speed_rpm`` narrows the search to +-4 %; a file
 scored alone (``linewatch inspect`` without a PLC file or ``--speed-rpm``) is read at the speed
 the harmonic sum of :func:`pipeline.features.audio_physics.estimate_speed` finds around nameplate
-speed (fixed speed: 90-106 %) or over a drive's range (45-120 %, or ``speed_range_rpm``). This
+speed (fixed speed: 90-106 %, picked inside the motor's slip window where its synchronous speed is
+known, since session 34) or over a drive's range (45-120 %, or ``speed_range_rpm``). This
 bench measures that estimate, without a hint, against the true shaft speed:
 
 - **our simulator's fleets** (``linewatch.simulator.domain``, seeds no training run used: the

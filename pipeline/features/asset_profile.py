@@ -65,7 +65,20 @@ DEFAULT_SLIP = 0.03
 DEFAULT_LINE_HZ = 50.0
 #: Without a drive range, a VFD-run machine is searched between these fractions of nameplate speed.
 VFD_SPEED_FRACTIONS = (0.45, 1.2)
+#: A direct-on-line machine is searched between these fractions of nameplate speed (the speed estimate's
+#: confidence is read over them); where its synchronous speed is known, the speed is picked inside its
+#: slip window (:meth:`AssetProfile.slip_window_hz`).
 FIXED_SPEED_FRACTIONS = (0.9, 1.06)
+#: The most a nameplate's full-load speed lies below its synchronous speed (small motors slip most): a
+#: nameplate speed more than this below every synchronous speed of its supply gives no synchronous speed.
+MAX_NAMEPLATE_SLIP = 0.08
+#: A direct-on-line induction motor slips in proportion to its load: at most this many times its rated
+#: slip (an overload of up to 1.5x rated torque).
+OVERLOAD_SLIP_FACTOR = 1.5
+#: The most a direct-on-line motor slips where its rated slip is not known (no nameplate speed).
+UNKNOWN_MAX_SLIP = 0.06
+#: How far the mains frequency strays from its nominal value (EN 50160: +-1 % for 99.5 % of a year).
+MAINS_TOLERANCE = 0.01
 SPEED_LIMITS_HZ = (4.0, 80.0)
 #: The audio message's ``stats`` key that carries :attr:`AssetProfile.reciprocating` (1.0 / 0.0).
 RECIPROCATING_STAT = "reciprocating"
@@ -377,6 +390,11 @@ class AssetProfile:
     vfd: bool = False
     line_frequency_hz: float | None = None
     poles: int | None = None
+    #: The motor's synchronous speed in shaft Hz (``sync_rpm``, else its supply over pole pairs, else the
+    #: synchronous speed just above the nameplate speed: :func:`synchronous_shaft_hz`).
+    sync_shaft_hz: float | None = None
+    #: The nameplate's full-load slip (1 - nameplate speed / synchronous speed), where both are known.
+    rated_slip: float | None = None
     bearing_orders: Mapping[str, float] = field(default_factory=dict)
     resonance_band_hz: tuple[float, float] | None = None
     rated_current_a: float | None = None
@@ -428,7 +446,9 @@ class AssetProfile:
                    "nominal_speed_rpm", "shaft_speed_rpm", "motor_rpm", "full_load_rpm", "nameplate_speed_rpm")
         if shaft is None and rpm:
             shaft = rpm / 60.0
+        nameplate_hz = shaft  # a running speed the entry states (None: derived below from a synchronous speed)
         sync = _num(entry, "sync_rpm", "synchronous_rpm")
+        sync_hz = sync / 60.0 if sync else synchronous_shaft_hz(shaft, line, poles)
         if shaft is None and sync:
             shaft = sync / 60.0 * (1.0 - DEFAULT_SLIP)
         if shaft is None and poles:
@@ -462,6 +482,7 @@ class AssetProfile:
             asset_type=str(entry.get("asset_type") or entry.get("type") or "unknown").lower(),
             nominal_shaft_hz=shaft if shaft and shaft > 0 else None,
             speed_range_hz=rng, vfd=vfd, line_frequency_hz=line, poles=poles,
+            sync_shaft_hz=sync_hz, rated_slip=_rated_slip(nameplate_hz, sync_hz),
             bearing_orders=orders, bearing_note=_bearing_note(entry, shaft, orders), resonance_band_hz=band,
             rated_current_a=current, rated_current_estimated=estimated,
             nominal_rpm=rpm or (shaft * 60.0 if shaft else None),
@@ -522,6 +543,58 @@ class AssetProfile:
         lo, hi = VFD_SPEED_FRACTIONS if self.vfd else FIXED_SPEED_FRACTIONS
         return (max(self.nominal_shaft_hz * lo, SPEED_LIMITS_HZ[0]),
                 min(self.nominal_shaft_hz * hi, SPEED_LIMITS_HZ[1]))
+
+    def slip_window_hz(self) -> tuple[float, float] | None:
+        """Where a direct-on-line machine whose synchronous speed is known can turn: from
+        :data:`OVERLOAD_SLIP_FACTOR` x its rated slip (:data:`UNKNOWN_MAX_SLIP` without a nameplate
+        speed) below synchronous speed up to synchronous speed, each end widened by
+        :data:`MAINS_TOLERANCE`; ``None`` on a drive or where the synchronous speed is not known.
+
+        An induction motor on the mains turns between synchronous speed (no load) and a little below its
+        nameplate speed (overload), so a tone train outside that window (a screw compressor's lobe pass,
+        a neighbour) is not taken for the shaft: :func:`pipeline.features.audio_physics.estimate_speed`
+        picks its speed inside it (the other generator's fixed-speed machines read more than 3 % off in
+        19 and 34 of their 648 and 556 recordings without it, 2026-12-05).
+
+        >>> [round(f, 2) for f in AssetProfile.from_entry({"id": "K", "rpm": 3520, "poles": 2}).slip_window_hz()]
+        [57.42, 60.6]
+        >>> [round(f, 2) for f in AssetProfile.from_entry({"id": "P", "sync_rpm": 1500}).slip_window_hz()]
+        [23.27, 25.25]
+        >>> AssetProfile.from_entry({"id": "D", "rpm": 1480, "vfd": True}).slip_window_hz() is None
+        True
+        """
+        if self.vfd or self.speed_range_hz is not None or self.sync_shaft_hz is None:
+            return None
+        slip = OVERLOAD_SLIP_FACTOR * self.rated_slip if self.rated_slip is not None else UNKNOWN_MAX_SLIP
+        return (self.sync_shaft_hz * (1.0 - slip) * (1.0 - MAINS_TOLERANCE),
+                self.sync_shaft_hz * (1.0 + MAINS_TOLERANCE))
+
+
+def synchronous_shaft_hz(nameplate_hz: float | None, line_hz: float | None, poles: int | None) -> float | None:
+    """A motor's synchronous speed in shaft Hz: its supply over its pole pairs; where the pole count or
+    the supply is not given, the lowest synchronous speed (50 or 60 Hz supply, 2 to 12 poles) at or
+    above the nameplate speed within :data:`MAX_NAMEPLATE_SLIP` of it; else ``None``.
+
+    >>> synchronous_shaft_hz(None, 60.0, 4), synchronous_shaft_hz(1449 / 60, None, None)
+    (30.0, 25.0)
+    >>> synchronous_shaft_hz(1750 / 60, None, 4), synchronous_shaft_hz(40.0, 50.0, None) is None
+    (30.0, True)
+    """
+    lines = (line_hz,) if line_hz else (50.0, 60.0)
+    pairs = (poles // 2,) if poles and poles >= 2 else tuple(range(1, 7))
+    candidates = sorted(f / p for f in lines for p in pairs)
+    if nameplate_hz is None or nameplate_hz <= 0:
+        return candidates[0] if len(candidates) == 1 else (DEFAULT_LINE_HZ / pairs[0] if len(pairs) == 1 else None)
+    fit = [s for s in candidates if s >= nameplate_hz and 1.0 - nameplate_hz / s <= MAX_NAMEPLATE_SLIP]
+    return fit[0] if fit else None
+
+
+def _rated_slip(nameplate_hz: float | None, sync_hz: float | None) -> float | None:
+    """The full-load slip a nameplate speed and a synchronous speed give, where it is one a motor has."""
+    if nameplate_hz is None or sync_hz is None:
+        return None
+    slip = 1.0 - nameplate_hz / sync_hz
+    return slip if 0.0 < slip <= MAX_NAMEPLATE_SLIP else None
 
 
 def reciprocating_type(asset_type: str) -> bool:

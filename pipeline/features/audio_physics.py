@@ -21,6 +21,10 @@ microphone's gain; this vector does not see either:
    taken where it puts it (pole pairs x shaft = f_e x (1 - slip); :func:`speed_at_supply`, only
    where the harmonic sum bears that speed out). The sound alone cannot tell a machine whose strong
    tones are its even harmonics from one at twice its speed; the carrier can (since 2026-12-05).
+   A machine on the mains whose synchronous speed is known is read inside its slip window
+   (:meth:`AssetProfile.slip_window_hz`: a louder tone train near nameplate speed, a screw
+   compressor's lobe pass or a neighbour, is not its shaft); the estimate's confidence is still read
+   over the whole search range (since 2026-12-05, session 34).
 4. **Orders.** Tones at k x shaft speed (k = 1..6), the mains hum, and the envelope spectra of four
    bands (1-2.5, 2.5-4.5, 4.5-7.2 kHz and the asset's resonance band, or the most impulsive band)
    read at h x the bearing's fault orders (h = 1..3), as log prominences over the local median.
@@ -314,8 +318,13 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
     lo, hi = speed_search_hz(profile, hint_hz)
     cand = np.arange(lo, hi + SPEED_STEP_HZ, SPEED_STEP_HZ)
     score = _harmonic_sum(prom, df, cand, hi)
-    best = int(np.argmax(score))
-    confidence = float(score[best] - np.median(score))
+    window = profile.slip_window_hz() if hint_hz is None or hint_hz <= 0 else None
+    inside = (cand >= window[0]) & (cand <= window[1]) if window is not None else None
+    if inside is not None and inside.any():  # a mains-fed motor turns in its slip window: pick there
+        best = int(np.flatnonzero(inside)[np.argmax(score[inside])])
+    else:
+        best = int(np.argmax(score))
+    confidence = float(score[best] - np.median(score))  # against the whole search range, as trained
     shaft = float(cand[best])
     nominal = hint_hz or profile.nominal_shaft_hz
     if confidence < 0.05 and nominal and not profile.vfd:

@@ -172,6 +172,29 @@ def test_running_speed_is_found_on_variable_speed_drives() -> None:
     assert len(errors) >= 6 and np.median(errors) < 0.01 and np.mean(np.array(errors) < 0.03) >= 0.8
 
 
+def test_a_direct_on_line_machine_is_read_in_its_slip_window() -> None:
+    """A 2-pole 60 Hz compressor at 3520 rpm turns at 58.7-60 Hz; a louder tone train at multiples of
+    53.4 Hz (a neighbour's, or the driven machine's) lies inside the old 90-106 % window and outside the
+    motor's slip window."""
+    window = AssetProfile.from_entry({"id": "K", "rpm": 3520, "poles": 2, "line_frequency_hz": 60}).slip_window_hz()
+    assert window is not None and window[0] < 58.6 < 60.0 < window[1] and window[0] > 53.5
+    assert AssetProfile.from_entry({"id": "K", "rpm": 3520}).slip_window_hz() == pytest.approx(window)
+    # a nameplate speed that fits no synchronous speed, or a drive: no window, the search range as before
+    assert AssetProfile.from_entry({"id": "X", "rpm": 2000, "line_frequency_hz": 50}).slip_window_hz() is None
+    assert AssetProfile.from_entry({"id": "D", "rpm": 3520, "vfd": True}).slip_window_hz() is None
+    t = np.arange(SR) / SR
+    rng = np.random.default_rng(5)
+    shaft, lobe = 58.9, 53.42
+    x = sum(0.02 * np.sin(2 * np.pi * k * shaft * t + rng.uniform(0, 6.3)) for k in range(1, 4))
+    x = x + sum(0.05 * np.sin(2 * np.pi * k * lobe * t + rng.uniform(0, 6.3)) for k in range(1, 13))
+    x = (x + 0.01 * rng.standard_normal(SR)).astype(np.float32)
+    entry = {"asset_id": "K", "asset_type": "screw compressor", "rpm": 3520, "poles": 2, "line_frequency_hz": 60}
+    read = audio_vector(x, SR, AssetProfile.from_entry(entry))[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")] * 60
+    wide = audio_vector(x, SR, AssetProfile(asset_id="K", nominal_shaft_hz=3520 / 60))
+    assert read == pytest.approx(shaft, rel=0.01)
+    assert wide[AUDIO_VECTOR_NAMES.index("speed.shaft_hz")] * 60 == pytest.approx(lobe, rel=0.01)
+
+
 def test_thermal_vector_is_size_and_unit_invariant() -> None:
     fleet = domain_fleet(3, seed=8)
     doc = domain_registry_json(fleet, 8)
