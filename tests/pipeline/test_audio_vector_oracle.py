@@ -13,7 +13,9 @@ without a measured speed, short (padded), long (several segments) and 44.1 kHz c
 
 One deliberate change since (2026-12-05) is in the oracle too, marked there: on a drive whose PWM
 carrier the clip shows, the speed read off the carrier and the carrier's lines notched out of the
-envelope spectra (the last test); every other clip here gives the v3 bits.
+envelope spectra (the last test); every other clip here gives the v3 bits. A second (session
+34), also in the oracle: without a measured speed, a machine on the mains whose synchronous speed
+is known is read inside its slip window (here the 0.375 s clip, whose harmonic sum peaks outside it).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ supply frequency read off its sidebands sets the running speed where no measured
 and the supply's lines are notched out of the envelope spectra before the combs read them (the
 shipped module's ``drive_supply_hz`` / ``speed_at_supply`` / ``supply_lines`` / ``notch_lines``,
 imported, not copied). Clips without a PWM carrier give the frozen v3 output bit for bit.
+
+A second, marked ``ADDED 2026-12-05 (session 34)``: without a measured speed, a machine on the mains
+whose synchronous speed is known is read inside its slip window
+(:meth:`AssetProfile.slip_window_hz`); a clip whose harmonic sum peaks inside it gives the v3 bits.
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -203,6 +207,11 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
     weights = 1.0 / np.sqrt(k)
     score = (np.interp(np.outer(cand, k), grid, positive) * weights).sum(axis=1) / weights.sum()
     best = int(np.argmax(score))
+    # ADDED 2026-12-05 (session 34): a machine on the mains is read inside its slip window
+    window = profile.slip_window_hz() if hint_hz is None or hint_hz <= 0 else None
+    inside = (cand >= window[0]) & (cand <= window[1]) if window is not None else None
+    if inside is not None and inside.any():
+        best = int(np.flatnonzero(inside)[np.argmax(score[inside])])
     confidence = float(score[best] - np.median(score))
     shaft = float(cand[best])
     nominal = hint_hz or profile.nominal_shaft_hz
