@@ -28,7 +28,9 @@ Every case is featurised with region fitting off (``fit=False``: the boxes exact
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
 thermal student (ONNX Runtime CPU; classes the machine cannot have masked, renormalised over the
 classes the thermal model may name, as served; with fitting on also ``as_served``: on proposed
-boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``).
+boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``,
+and a frame read through given boxes whose motor body is warmer at its fan end is not called
+healthy, ``models.ruled_out``; ``as_served_without_fan_end_rule`` is the same without the latter).
 Reported per case and setting: recall past
 moderate severity (>= 0.5) of bearing_wear, electrical_overheating and cooling_failure, the
 healthy false-positive rate, what the fitting did (given / registered / proposed), the mean IoU of
@@ -114,6 +116,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     from linewatch.simulator.noise import make_rng
     from models.data.domain_data import _world
     from pipeline.features.thermal_fit import fit_regions
+    from pipeline.features.body_axial import mid_axial_k
     from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector_fit
 
     domain, n_assets, seed, spc, indices, baseline_share = args
@@ -122,6 +125,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     out: dict = {"index": np.asarray(indices, np.int64)}
     vec = {(c, f): [] for c in CASES for f in ("off", "on")}
     status = {c: [] for c in CASES}
+    mid = {c: [] for c in CASES}
     iou = {(c, f): [] for c in CASES for f in ("off", "on")}
     fit_ms = {c: [] for c in CASES}
     for i in indices:
@@ -190,6 +194,8 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 iou[(case, setting)].append(_mean_iou(fit.boxes, truth))
                 if setting == "on":
                     status[case].append(fit.status)
+                    m_k = mid_axial_k(frame_to_celsius(f, p.frame), fit.boxes, p)
+                    mid[case].append(np.nan if m_k is None else m_k)
             frame_c = frame_to_celsius(f, p.frame)
             boxes = scaled_regions(p, frame_c.shape)
             t0 = time.perf_counter()
@@ -200,6 +206,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
         out[f"iou|{c}|{s}"] = np.asarray(iou[(c, s)], np.float32)
     for c in CASES:
         out[f"status|{c}"] = np.asarray(status[c])
+        out[f"mid|{c}"] = np.asarray(mid[c], np.float64)
         out[f"ms|{c}"] = np.asarray(fit_ms[c], np.float32)
     return out
 
@@ -269,7 +276,9 @@ def main() -> None:
     from models.registry import ModelRegistry
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, evaluate, possible_mask
+    from models.ruled_out import rule_out, ruled_out
     from models.withheld_classes import drop_withheld_rows, withheld_classes
+    from pipeline.features.body_axial import MID_AXIAL_STAT
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
 
     registry = ModelRegistry(args.registry)
@@ -311,11 +320,28 @@ def main() -> None:
                  "n_past_moderate": {c: int(e.n_past_moderate[c]) for c in THERMAL_CLASSES},
                  "healthy_fpr": float(e.healthy_fpr), "macro_f1_past_moderate": float(e.macro_f1_past_moderate),
                  "mean_box_iou": float(np.mean(cat(f"iou|{case}|{setting}")))}
-            if setting == "on":  # as served: on proposed boxes thermal withholds what models.withheld_classes says
-                blind = np.zeros(p.shape, bool)
+            if setting == "on":  # as served: on proposed boxes thermal withholds what models.withheld_classes says,
+                blind = np.zeros(p.shape, bool)  # and a body warmer at its fan end rules normal out (models.ruled_out)
                 for i in np.flatnonzero(st == "proposed"):
                     blind[i, [classes.index(c) for c in withheld_classes("thermal", x[i], {"regions_proposed": 1.0})]] = True
-                es = evaluate(drop_withheld_rows(p, blind), y, severity, classes)
+                served = drop_withheld_rows(p, blind)
+                mid = cat(f"mid|{case}")
+                for i in range(len(served)):
+                    stats = {"regions_registered": float(st[i] == "registered"),
+                             "regions_proposed": float(st[i] == "proposed")}
+                    if np.isfinite(mid[i]):
+                        stats[MID_AXIAL_STAT] = float(mid[i])
+                    ruled = ruled_out("thermal", x[i], stats)
+                    if ruled:
+                        kept = rule_out(dict(zip(classes, served[i].tolist(), strict=True)), ruled, classes)
+                        served[i] = [kept[c] for c in classes]
+                before = evaluate(drop_withheld_rows(p, blind), y, severity, classes)  # without the fan-end rule
+                r["as_served_without_fan_end_rule"] = {
+                    "recall": {c: float(before.recall_past_moderate[c]) for c in THERMAL_CLASSES},
+                    "healthy_fpr": float(before.healthy_fpr)}
+                r["fan_end_warmer_frames"] = int(sum(1 for i in range(len(served)) if served[i][0] == 0.0
+                                                     and p[i][0] > 0.0 and st[i] != "proposed"))
+                es = evaluate(served, y, severity, classes)
                 r["as_served"] = {"recall": {c: float(es.recall_past_moderate[c]) for c in THERMAL_CLASSES},
                                   "healthy_fpr": float(es.healthy_fpr)}
             results[case][setting] = r
@@ -328,7 +354,8 @@ def main() -> None:
                             assets=np.array([s.asset_id for s in specs]).astype(str),
                             **{f"{key}|{case}|{setting}": cat(f"{key}|{case}|{setting}")
                                for case in CASES for setting in ("off", "on") for key in ("vec", "iou")},
-                            **{f"status|{case}": cat(f"status|{case}").astype(str) for case in CASES})
+                            **{f"status|{case}": cat(f"status|{case}").astype(str) for case in CASES},
+                            **{f"mid|{case}": cat(f"mid|{case}") for case in CASES})
     a_off, a_on = cat("vec|a_given|off"), cat("vec|a_given|on")
     diff = np.abs(a_off - a_on).max(axis=1)
     identity = {"frames": int(len(diff)), "identical": int((diff == 0).sum()),

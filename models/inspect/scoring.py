@@ -29,6 +29,7 @@ from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
+from models.ruled_out import fan_end_warmer_note, rule_out, ruled_out
 from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile, unknown_regions_note
 from pipeline.features.region_boxes import unreadable_regions_note
@@ -141,6 +142,9 @@ class FileResult:
     error: str | None = None
     extrapolating: bool = False
     withheld: list[str] = field(default_factory=list)
+    #: classes the file rules out on physics (:mod:`models.ruled_out`: a thermal frame whose motor body
+    #: is warmer at its fan end rules ``normal`` out)
+    ruled_out: list[str] = field(default_factory=list)
     #: audio: the shaft speed (Hz) the clip was read at, and where it came from (:data:`SPEED_SOURCES`)
     shaft_hz: float | None = None
     speed_source: str | None = None
@@ -149,7 +153,7 @@ class FileResult:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
                 "windows": self.windows, "extrapolating": self.extrapolating, "withheld": self.withheld,
-                "shaft_hz": None if self.shaft_hz is None else round(self.shaft_hz, 3),
+                "ruled_out": self.ruled_out, "shaft_hz": None if self.shaft_hz is None else round(self.shaft_hz, 3),
                 "speed_source": self.speed_source, "warnings": self.warnings, "error": self.error}
 
 
@@ -565,6 +569,11 @@ class Inspector:
                 if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
                     kept = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld, classes)
                     probs = np.array([kept[c] for c in classes])
+                result.ruled_out = sorted({c for x in inputs for c in ruled_out(modality, x, stats)} & set(classes))
+                if result.ruled_out:  # at 0, the rest renormalised (models.ruled_out)
+                    kept = rule_out(dict(zip(classes, probs.tolist(), strict=True)), result.ruled_out, classes)
+                    probs = np.array([kept[c] for c in classes])
+                    result.warnings.append(fan_end_warmer_note(stats or {}, inputs[0]))
                 far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:

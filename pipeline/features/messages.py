@@ -33,6 +33,7 @@ from pipeline.features.asset_profile import (
 from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, audio_vector, resample_to_16k
+from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
@@ -102,6 +103,7 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
         vector = dead_band(vector, baseline_band_k)
     stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
     _fit_stats(stats, fit)
+    _body_stats(stats, frame_to_celsius(frame_ck, {"unit": "centikelvin"}), fit, profile)
     if warnings is not None and fit.changed and fit.describe():
         warnings.append(fit.describe())
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
@@ -124,6 +126,7 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
     vector, fit = vector_against_references(frame_c, profile, references)
     stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)
     _fit_stats(stats, fit)
+    _body_stats(stats, frame_c, fit, profile)
     if warnings is not None and fit.describe():
         warnings.append(fit.describe())
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
@@ -136,6 +139,15 @@ def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
     the machine / proposed without any in assets.json)."""
     stats["regions_registered"] = float(fit.status == "registered")
     stats["regions_proposed"] = float(fit.status == "proposed")
+
+
+def _body_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit, profile: AssetProfile) -> None:
+    """``body_mid_axial_k``: the motor body's drive end minus its fan end, read in the middle half of
+    its box (:func:`~pipeline.features.body_axial.mid_axial_k`; absent where the body or its
+    orientation is not known)."""
+    mid = mid_axial_k(frame_c, fit.boxes, profile)
+    if mid is not None:
+        stats[MID_AXIAL_STAT] = mid
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

@@ -260,6 +260,34 @@ def _region_stats(patch: np.ndarray, ambient: float) -> list[float]:
             float(patch.std())]
 
 
+def body_axis(boxes: Mapping[str, tuple[int, int, int, int]], profile: AssetProfile) -> tuple[bool, bool] | None:
+    """``(vertical, drive end at the far end)`` of the motor body's axis, or ``None`` when the ends are
+    unknown: the axis runs from the NDE to the DE housing, or from the body to the DE housing; without
+    housings ``fan_side`` says which way round. The far end is the right (horizontal) or the bottom
+    (vertical) one.
+
+    >>> body_axis({"motor_body": (0, 0, 30, 10), "de_bearing": (30, 2, 34, 8)}, AssetProfile("M"))
+    (False, True)
+    >>> body_axis({"motor_body": (0, 0, 30, 10)}, AssetProfile("M", fan_side="right")), body_axis({}, AssetProfile("M"))
+    ((False, False), None)
+    """
+    body = boxes.get("motor_body")
+    if body is None:
+        return None
+
+    def centre(box: tuple[int, int, int, int]) -> tuple[float, float]:
+        return (box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0
+
+    de, nde = boxes.get("de_bearing"), boxes.get("nde_bearing")
+    if de is not None:
+        (ex, ey), (fx, fy) = centre(de), centre(nde) if nde is not None else centre(body)
+        vertical = abs(ey - fy) > abs(ex - fx)
+        return vertical, (ey > fy) if vertical else (ex > fx)  # the drive end lies down / right of the fan end
+    if profile.fan_side in ("left", "right", "top", "bottom"):
+        return profile.fan_side in ("top", "bottom"), profile.fan_side in ("left", "top")
+    return None
+
+
 def _axial_gradient(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]],
                     profile: AssetProfile) -> tuple[float, bool]:
     """Drive-end third minus fan-end third of the motor body along the machine's axis (0, False when
@@ -276,23 +304,11 @@ def _axial_gradient(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int
     6.9
     """
     body = boxes.get("motor_body")
-    if body is None:
+    axis = body_axis(boxes, profile)
+    if body is None or axis is None:
         return 0.0, False
     x0, y0, x1, y1 = body
-
-    def centre(box: tuple[int, int, int, int]) -> tuple[float, float]:
-        return (box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0
-
-    de, nde = boxes.get("de_bearing"), boxes.get("nde_bearing")
-    if de is not None:
-        (ex, ey), (fx, fy) = centre(de), centre(nde) if nde is not None else centre(body)
-        vertical = abs(ey - fy) > abs(ex - fx)
-        de_far = (ey > fy) if vertical else (ex > fx)  # the drive end lies down / right of the fan end
-    elif profile.fan_side in ("left", "right", "top", "bottom"):
-        vertical = profile.fan_side in ("top", "bottom")
-        de_far = profile.fan_side in ("left", "top")
-    else:
-        return 0.0, False
+    vertical, de_far = axis
     if vertical:
         third = max((y1 - y0) // 3, 1)
         near, far = frame_c[y0:y0 + third, x0:x1].mean(), frame_c[y1 - third:y1, x0:x1].mean()

@@ -9,6 +9,10 @@ Poison input never stops the service: an unknown schema, a message that does not
 NaN, a wrong shape each go to the dead-letter stream with the reason; the rest of the batch is
 predicted. A backend failure (Triton down) raises: the batch is retried, then dead-lettered after
 ``max_deliveries``.
+
+A prediction carries the classes its input cannot show (``withheld``: :mod:`models.withheld_classes`),
+and its probabilities already honour what the input rules out on physics (:mod:`models.ruled_out`: a
+thermal frame whose motor body is warmer at its fan end is not called healthy).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from linewatch.contract import DeadLetterReason, Prediction, StreamNames, encode
 from linewatch.streaming import Batch, Entry, WorkerMetrics
 from models.inputs import InputMismatchError, input_array
 from models.runtime import RuntimeInputError
+from models.ruled_out import rule_out, ruled_out
 from models.withheld_classes import withheld_classes
 from services.inference.model import ServedModel
 
@@ -45,7 +50,8 @@ class InferenceHandler:
     def inputs(self, shard: int) -> list[str]:
         return [self.names.features_shard(self.modality, shard)]
 
-    def _sample(self, batch: Batch, entry: Entry) -> tuple[object, np.ndarray, tuple[str, ...]] | None:
+    def _sample(self, batch: Batch, entry: Entry
+                ) -> tuple[object, np.ndarray, tuple[str, ...], tuple[str, ...]] | None:
         msg = batch.decode(entry)
         if msg is None:
             return None
@@ -58,15 +64,16 @@ class InferenceHandler:
             batch.dead_letter(entry, reason, str(exc), asset, when)
             return None
         withheld = withheld_classes(self.modality, x, getattr(msg, "stats", None))
+        ruled = ruled_out(self.modality, x, getattr(msg, "stats", None))
         try:
             x = self.model.fit(x)
         except ValueError as exc:
             batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, f"{self.modality} model: {exc}", asset, when)
             return None
-        return msg, x, withheld
+        return msg, x, withheld, ruled
 
     def handle(self, batch: Batch) -> None:
-        kept: list[tuple[Entry, object, np.ndarray, tuple[str, ...]]] = []
+        kept: list[tuple[Entry, object, np.ndarray, tuple[str, ...], tuple[str, ...]]] = []
         for entry in batch.entries:
             got = self._sample(batch, entry)
             if got is not None:
@@ -75,15 +82,18 @@ class InferenceHandler:
             return
         t0 = time.perf_counter()
         try:
-            probs = self.model.runtime.predict(np.stack([x for _, _, x, _ in kept]))
+            probs = self.model.runtime.predict(np.stack([x for _, _, x, _, _ in kept]))
         except RuntimeInputError as exc:  # checked per sample above; a model/input mismatch for all of them
-            for entry, msg, _, _ in kept:
+            for entry, msg, _, _, _ in kept:
                 batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, str(exc), getattr(msg, "asset_id", None))
             return
         self.backend_seconds.labels(role=self.role, stage="backend").observe(time.perf_counter() - t0)
         now = int(self.clock() * 1000)
         ref = self.model.ref
-        for (entry, msg, _, withheld), p in zip(kept, probs):
+        for (entry, msg, _, withheld, ruled), p in zip(kept, probs):
+            if ruled and np.all(np.isfinite(p)):  # ruled out on physics: at 0, the rest renormalised
+                kept_p = rule_out(dict(zip(self.classes, (float(v) for v in p), strict=True)), ruled, self.classes)
+                p = np.array([kept_p[c] for c in self.classes], np.float64)
             row = [float(v) for v in p]
             if not np.all(np.isfinite(p)):
                 batch.dead_letter(entry, DeadLetterReason.OUT_OF_RANGE, "model output has NaN/inf for this input",

@@ -292,6 +292,37 @@ def test_a_healthy_frame_of_the_machine_lets_thermal_tell_a_cooling_failure(cool
         np.mean([r.probabilities["cooling_failure"] for r in alone])
 
 
+def test_a_motor_warmer_at_its_fan_end_is_not_called_healthy(cooling_fleet) -> None:
+    """A frame read through given boxes whose motor body is warmer at its fan end than at its drive
+    end rules ``normal`` out (models.ruled_out): thermal names a fault and says why; the healthy frames
+    of the same machines are all warmer towards the drive end and are read as before."""
+    from models.inspect.frame_files import read_frame
+    from pipeline.features.body_axial import MID_AXIAL_STAT
+    from pipeline.features.messages import thermal_message_any_unit
+
+    root, cases = cooling_fleet
+    assets = load_assets(root / "assets.json")
+    inspector = Inspector(assets=assets)
+
+    def mid(path: Path) -> float:
+        aid = path.name.split("-2026")[0]
+        msg = thermal_message_any_unit(aid, assets[aid].asset_type, 0, read_frame(path), assets[aid], warnings=[])
+        assert msg.stats["regions_registered"] == msg.stats["regions_proposed"] == 0.0
+        return msg.stats[MID_AXIAL_STAT]
+
+    reversed_ = [faulty for faulty, _, _ in cases if mid(faulty) < 0]
+    assert reversed_, "no cooling failure of this fleet turned the gradient round"
+    for faulty in reversed_:
+        r = inspector.score([faulty])[0][0]
+        assert r.ruled_out == ["normal"] and r.probabilities["normal"] == 0.0, r.probabilities
+        assert r.label == "cooling_failure", r.probabilities
+        assert any("warmer towards its fan end" in w for w in r.warnings), r.warnings
+    for _, ref, other in cases:
+        assert mid(ref) > 0 and mid(other) > 0
+        r = inspector.score([other])[0][0]
+        assert r.ruled_out == [] and not any("fan end" in w for w in r.warnings)
+
+
 def test_a_healthy_frame_from_another_camera_position_is_read_in_its_own_boxes(cooling_fleet, tmp_path) -> None:
     """A reference taken by another camera (twice the resolution, float °C, the machine shifted in
     the frame) gives the same reading: each reference is read in the region boxes fitted to it."""

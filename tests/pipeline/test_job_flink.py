@@ -16,12 +16,13 @@ import redis
 
 from linewatch.contract import DeadLetterReason, StreamNames
 from pipeline.decoders import decode_alarm_file, decode_plc_file, decode_thermal_tiff, decode_wav
-from pipeline.features.asset_profile import RECIPROCATING_STAT
+from pipeline.features.asset_profile import RECIPROCATING_STAT, as_profile
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import BAND_LIMITED_STAT, audio_vector
+from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
 from pipeline.features.plc_window import plc_windows
 from pipeline.features.thermal_features import ThermalBaseline, thermal_features
-from pipeline.features.thermal_regions import thermal_vector
+from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
 from pipeline.landing import STAGING_DIR, ManifestWriter, atomic_write, publish_existing
 from pipeline.runner import IngestJob
 from pipeline.validation import AssetRegistry
@@ -162,7 +163,13 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
                 # and the simulator's camera has no dead pixels
                 assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, "baseline_reference": 0.0,
                                      "dead_pixels": 0.0}
-                assert {k: v for k, v in msg.stats.items() if k not in fit_flags} == pytest.approx(stats, rel=1e-6, abs=1e-9)
+                # the motor body's drive end minus its fan end, read in the middle half of its box (models.ruled_out)
+                frame_c = frame_to_celsius(frame, {"unit": "centikelvin"})
+                profile = as_profile(registry[asset])
+                mid = mid_axial_k(frame_c, scaled_regions(profile, frame_c.shape), profile)
+                assert mid is not None and mid > 0 and msg.stats[MID_AXIAL_STAT] == pytest.approx(mid, rel=1e-6)
+                assert {k: v for k, v in msg.stats.items() if k not in {*fit_flags, MID_AXIAL_STAT}} == \
+                    pytest.approx(stats, rel=1e-6, abs=1e-9)
                 np.testing.assert_array_equal(msg.frame, normalized)
                 np.testing.assert_allclose(msg.vector, vector, rtol=1e-5, atol=1e-5)  # the models' input
                 assert msg.source == e.path and msg.asset_type == registry[asset].asset_type

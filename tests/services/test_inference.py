@@ -94,6 +94,28 @@ def test_plc_withholds_every_fault_on_a_window_in_which_the_machine_stood_still(
     assert preds[1].withheld == preds[2].withheld == []
 
 
+def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
+    cases = [{"body_mid_axial_k": -3.0}, {"body_mid_axial_k": 3.0},  # fan end warmer; drive end warmer
+             {"body_mid_axial_k": -3.0, "regions_registered": 1.0}, {}]  # boxes moved; orientation unknown
+    ids = {}
+    with running(worker):
+        for i, stats in enumerate(cases):
+            x = np.random.default_rng(i).normal(size=len(THERMAL_VECTOR_NAMES)).astype(np.float32)
+            x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 30.0
+            ids[write(redis_client, stream_names.features("thermal", "PMP-01"),
+                      features("thermal", "PMP-01", 1000 + i, value=x, stats=stats))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "thermal")) == len(cases), 30, "4 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "thermal")}
+    normal = preds[0].classes.index("normal")
+    assert preds[0].probabilities[normal] == 0.0 and preds[0].label != "normal"
+    assert sum(preds[0].probabilities) == pytest.approx(1.0)
+    assert all(preds[i].probabilities[normal] > 0.0 for i in (1, 2, 3))
+
+
 def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_client: redis.Redis,
                                                                        stream_names: StreamNames) -> None:
     worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
