@@ -573,7 +573,8 @@ class AssetProfile:
 def synchronous_shaft_hz(nameplate_hz: float | None, line_hz: float | None, poles: int | None) -> float | None:
     """A motor's synchronous speed in shaft Hz: its supply over its pole pairs; where the pole count or
     the supply is not given, the lowest synchronous speed (50 or 60 Hz supply, 2 to 12 poles) at or
-    above the nameplate speed within :data:`MAX_NAMEPLATE_SLIP` of it; else ``None``.
+    above the nameplate speed within :data:`MAX_NAMEPLATE_SLIP` of it (without a nameplate speed, a
+    pole count alone is read on a 50 Hz supply, as the nominal speed is); else ``None``.
 
     >>> synchronous_shaft_hz(None, 60.0, 4), synchronous_shaft_hz(1449 / 60, None, None)
     (30.0, 25.0)
