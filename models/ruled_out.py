@@ -6,9 +6,11 @@ user gave and the frame confirmed (not registered, not proposed), is warmer at t
 the drive end rules ``normal`` out: thermal names the fault its model finds likeliest among the
 rest (in practice cooling failure). The model weighs that reversal against everything else in the
 frame and, where the machine runs hot anyway, calls such a frame normal; on the other generator's
-fleets it did so for 12 of 57 and 21 of 41 cooling failures past moderate read through given boxes,
-while no healthy frame there and none of our fleets' (read through given boxes) had a body warmer at
-its fan end (docs/models.md, "Thermal: a motor warmer at its fan end is not healthy").
+fleets it did so for 12 of 57 and 21 of 41 cooling failures at severity 0.5 or more read through
+given boxes, while none of its 585 healthy frames read so had a body warmer at its fan end, nor any of
+our fleets' healthy frames read through exact, inset, rotated or low-resolution boxes; through boxes
+drawn 10-25 % off the parts and kept as given, 1 of 13 and 1 of 22 (docs/models.md, "Thermal: a motor
+warmer at its fan end is not healthy").
 
 A ruled-out class:
 
