@@ -324,8 +324,8 @@ def main() -> None:
                 blind = np.zeros(p.shape, bool)  # and a body warmer at its fan end rules normal out (models.ruled_out)
                 for i in np.flatnonzero(st == "proposed"):
                     blind[i, [classes.index(c) for c in withheld_classes("thermal", x[i], {"regions_proposed": 1.0})]] = True
-                served = drop_withheld_rows(p, blind)
-                mid = cat(f"mid|{case}")
+                withheld = drop_withheld_rows(p, blind)
+                served, mid, n_ruled = withheld.copy(), cat(f"mid|{case}"), 0
                 for i in range(len(served)):
                     stats = {"regions_registered": float(st[i] == "registered"),
                              "regions_proposed": float(st[i] == "proposed")}
@@ -334,13 +334,12 @@ def main() -> None:
                     ruled = ruled_out("thermal", x[i], stats)
                     if ruled:
                         kept = rule_out(dict(zip(classes, served[i].tolist(), strict=True)), ruled, classes)
-                        served[i] = [kept[c] for c in classes]
-                before = evaluate(drop_withheld_rows(p, blind), y, severity, classes)  # without the fan-end rule
+                        served[i], n_ruled = [kept[c] for c in classes], n_ruled + 1
+                before = evaluate(withheld, y, severity, classes)  # without the fan-end rule
                 r["as_served_without_fan_end_rule"] = {
                     "recall": {c: float(before.recall_past_moderate[c]) for c in THERMAL_CLASSES},
                     "healthy_fpr": float(before.healthy_fpr)}
-                r["fan_end_warmer_frames"] = int(sum(1 for i in range(len(served)) if served[i][0] == 0.0
-                                                     and p[i][0] > 0.0 and st[i] != "proposed"))
+                r["fan_end_warmer_frames"] = n_ruled
                 es = evaluate(served, y, severity, classes)
                 r["as_served"] = {"recall": {c: float(es.recall_past_moderate[c]) for c in THERMAL_CLASSES},
                                   "healthy_fpr": float(es.healthy_fpr)}

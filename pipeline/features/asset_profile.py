@@ -581,11 +581,11 @@ def synchronous_shaft_hz(nameplate_hz: float | None, line_hz: float | None, pole
     >>> synchronous_shaft_hz(1750 / 60, None, 4), synchronous_shaft_hz(40.0, 50.0, None) is None
     (30.0, True)
     """
+    if nameplate_hz is None or nameplate_hz <= 0:
+        return (line_hz or DEFAULT_LINE_HZ) / (poles // 2) if poles and poles >= 2 else None
     lines = (line_hz,) if line_hz else (50.0, 60.0)
     pairs = (poles // 2,) if poles and poles >= 2 else tuple(range(1, 7))
     candidates = sorted(f / p for f in lines for p in pairs)
-    if nameplate_hz is None or nameplate_hz <= 0:
-        return candidates[0] if len(candidates) == 1 else (DEFAULT_LINE_HZ / pairs[0] if len(pairs) == 1 else None)
     fit = [s for s in candidates if s >= nameplate_hz and 1.0 - nameplate_hz / s <= MAX_NAMEPLATE_SLIP]
     return fit[0] if fit else None
 
