@@ -22,7 +22,9 @@ is featurised under these cases:
   machine): a fixed camera that sees two machines; the boxes stay on this machine;
 * ``h_inset``: every box drawn inside its part, each side 0-12 % of the box's size in from the
   part's outline (one draw per box and machine), as thermographers draw a region of interest so
-  that it holds none of the background.
+  that it holds none of the background;
+* ``i_no_regions_no_fan_side``: as ``b_no_regions``, and ``fan_side`` removed too: the proposal reads
+  which end is the drive end from the machine's shape or, where that is open, takes the warmer end.
 
 Every case is featurised with region fitting off (``fit=False``: the boxes exactly as given) and
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
@@ -52,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 CASES = ("a_given", "b_no_regions", "c_perturbed", "d_resolution", "e_camera_shift", "f_rotated", "g_neighbour",
-         "h_inset")
+         "h_inset", "i_no_regions_no_fan_side")
 THERMAL_CLASSES = ("bearing_wear", "electrical_overheating", "cooling_failure")
 ZOOMS = (0.5, 0.75, 1.5, 2.0)
 
@@ -126,6 +128,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     vec = {(c, f): [] for c in CASES for f in ("off", "on")}
     status = {c: [] for c in CASES}
     mid = {c: [] for c in CASES}
+    ends = {c: [] for c in CASES}
     iou = {(c, f): [] for c in CASES for f in ("off", "on")}
     fit_ms = {c: [] for c in CASES}
     for i in indices:
@@ -155,6 +158,8 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
             f, b, p, truth = frame, baseline, profile, truth_declared
             if case == "b_no_regions":
                 p = replace(profile, regions={})
+            elif case == "i_no_regions_no_fan_side":
+                p = replace(profile, regions={}, fan_side=None)
             elif case == "c_perturbed":
                 p = replace(profile, regions=perturbed)
             elif case == "d_resolution":
@@ -196,6 +201,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                     status[case].append(fit.status)
                     m_k = mid_axial_k(frame_to_celsius(f, p.frame), fit.boxes, p)
                     mid[case].append(np.nan if m_k is None else m_k)
+                    ends[case].append(fit.ends_known)
             frame_c = frame_to_celsius(f, p.frame)
             boxes = scaled_regions(p, frame_c.shape)
             t0 = time.perf_counter()
@@ -207,6 +213,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     for c in CASES:
         out[f"status|{c}"] = np.asarray(status[c])
         out[f"mid|{c}"] = np.asarray(mid[c], np.float64)
+        out[f"ends|{c}"] = np.asarray(ends[c], bool)
         out[f"ms|{c}"] = np.asarray(fit_ms[c], np.float32)
     return out
 
@@ -277,8 +284,9 @@ def main() -> None:
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, evaluate, possible_mask
     from models.ruled_out import rule_out, ruled_out
-    from models.withheld_classes import drop_withheld_rows, withheld_classes
+    from models.withheld_classes import drop_withheld, withheld_classes
     from pipeline.features.body_axial import MID_AXIAL_STAT
+    from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
 
     registry = ModelRegistry(args.registry)
@@ -321,30 +329,45 @@ def main() -> None:
                  "healthy_fpr": float(e.healthy_fpr), "macro_f1_past_moderate": float(e.macro_f1_past_moderate),
                  "mean_box_iou": float(np.mean(cat(f"iou|{case}|{setting}")))}
             if setting == "on":  # as served: on proposed boxes thermal withholds what models.withheld_classes says,
-                blind = np.zeros(p.shape, bool)  # and a body warmer at its fan end rules normal out (models.ruled_out)
-                for i in np.flatnonzero(st == "proposed"):
-                    blind[i, [classes.index(c) for c in withheld_classes("thermal", x[i], {"regions_proposed": 1.0})]] = True
-                withheld = drop_withheld_rows(p, blind)
-                served, mid, n_ruled = withheld.copy(), cat(f"mid|{case}"), 0
-                for i in range(len(served)):
+                mid, ends = cat(f"mid|{case}"), cat(f"ends|{case}")  # and a body warmer at its fan end rules normal out
+                rows = []  # (models.ruled_out; on proposed boxes whose ends are known it also names cooling failure)
+                for i in range(len(p)):
                     stats = {"regions_registered": float(st[i] == "registered"),
-                             "regions_proposed": float(st[i] == "proposed")}
+                             "regions_proposed": float(st[i] == "proposed"), PROPOSED_ENDS_KNOWN_STAT: float(ends[i])}
                     if np.isfinite(mid[i]):
                         stats[MID_AXIAL_STAT] = float(mid[i])
-                    ruled = ruled_out("thermal", x[i], stats)
-                    if ruled:
-                        kept = rule_out(dict(zip(classes, served[i].tolist(), strict=True)), ruled, classes)
-                        served[i], n_ruled = [kept[c] for c in classes], n_ruled + 1
-                before = evaluate(withheld, y, severity, classes)  # without the fan-end rule
-                r["as_served_without_fan_end_rule"] = {
-                    "recall": {c: float(before.recall_past_moderate[c]) for c in THERMAL_CLASSES},
-                    "healthy_fpr": float(before.healthy_fpr)}
+                    rows.append(stats)
+
+                def serve(rule: str) -> tuple[np.ndarray, int]:
+                    """``rule``: ``none`` (no fan-end rule), ``given`` (given boxes only, session 34), ``all``."""
+                    out, n = np.zeros_like(p), 0
+                    for i, stats in enumerate(rows):
+                        st_i = dict(stats)
+                        if rule == "none":
+                            st_i.pop(MID_AXIAL_STAT, None)
+                        elif rule == "given":
+                            st_i[PROPOSED_ENDS_KNOWN_STAT] = 0.0
+                        q = dict(zip(classes, p[i].tolist(), strict=True))
+                        q = drop_withheld(q, withheld_classes("thermal", x[i], st_i), classes)
+                        ruled = ruled_out("thermal", x[i], st_i)
+                        if ruled:
+                            q, n = rule_out(q, ruled, classes), n + 1
+                        out[i] = [q[c] for c in classes]
+                    return out, n
+
+                for key, rule in (("as_served_without_fan_end_rule", "none"),
+                                  ("as_served_fan_end_rule_on_given_boxes_only", "given")):
+                    e0 = evaluate(serve(rule)[0], y, severity, classes)
+                    r[key] = {"recall": {c: float(e0.recall_past_moderate[c]) for c in THERMAL_CLASSES},
+                              "healthy_fpr": float(e0.healthy_fpr)}
+                served, n_ruled = serve("all")
                 r["fan_end_warmer_frames"] = n_ruled
                 es = evaluate(served, y, severity, classes)
                 r["as_served"] = {"recall": {c: float(es.recall_past_moderate[c]) for c in THERMAL_CLASSES},
                                   "healthy_fpr": float(es.healthy_fpr)}
             results[case][setting] = r
         results[case]["fit"] = {s: int((st == s).sum()) for s in ("given", "registered", "proposed", "none")}
+        results[case]["fit"]["proposed_ends_known"] = int(cat(f"ends|{case}").sum())
         results[case]["fit_ms"] = {"median": float(np.median(ms)), "p95": float(np.percentile(ms, 95)),
                                    "max": float(ms.max())}
     if args.save_vectors is not None:
@@ -354,7 +377,8 @@ def main() -> None:
                             **{f"{key}|{case}|{setting}": cat(f"{key}|{case}|{setting}")
                                for case in CASES for setting in ("off", "on") for key in ("vec", "iou")},
                             **{f"status|{case}": cat(f"status|{case}").astype(str) for case in CASES},
-                            **{f"mid|{case}": cat(f"mid|{case}") for case in CASES})
+                            **{f"mid|{case}": cat(f"mid|{case}") for case in CASES},
+                            **{f"ends|{case}": cat(f"ends|{case}") for case in CASES})
     a_off, a_on = cat("vec|a_given|off"), cat("vec|a_given|on")
     diff = np.abs(a_off - a_on).max(axis=1)
     identity = {"frames": int(len(diff)), "identical": int((diff == 0).sum()),

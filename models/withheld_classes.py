@@ -26,7 +26,10 @@ electrical overheating, where the proposed terminal box holds a hot spot that st
 box by at least :data:`PROPOSED_TERMINAL_EXCESS` x the motor body's rise (+2 K;
 ``ratio.terminal_excess_over_body``): a loose lug's spot, which a box a few pixels off still holds, and
 which no healthy frame of our fleets reached (a hot pipe crossing the proposed box can; docs/models.md,
-"Thermal: an unmistakable hot connection on proposed boxes"). The PLC model withholds every fault on a window in which the
+"Thermal: an unmistakable hot connection on proposed boxes"); so is cooling failure where the drive end of
+the proposed boxes was declared or read from the machine's shape and the motor body is clearly warmer at its
+fan end (:data:`RULE_RELEASE`, :func:`models.ruled_out.fan_end_warmer`; docs/models.md, "Thermal: a body
+warmer at its fan end, on proposed boxes"). The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
 it learnt; :mod:`pipeline.features.plc_running`). The PLC model withholds ``imbalance`` on a
@@ -68,6 +71,9 @@ A withheld class:
 ('bearing_wear', 'cooling_failure')
 >>> withheld_classes("thermal", t, {"regions_proposed": 0.0})
 ()
+>>> t[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 30.0          # the body 5 K warmer at its fan end
+>>> withheld_classes("thermal", t, {"regions_proposed": 1.0, "regions_proposed_ends_known": 1.0, "body_mid_axial_k": -5.0})
+('bearing_wear',)
 >>> withheld_classes("plc", np.zeros(3, np.float32), {"reciprocating_level_unknown": 1.0})
 ('imbalance',)
 >>> withheld_classes("plc", p, {"not_running": 1.0})
@@ -79,10 +85,11 @@ A withheld class:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from models.ruled_out import fan_end_warmer
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, RECIPROCATING_STAT
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
@@ -133,18 +140,28 @@ STATS_RELEASE: dict[str, tuple[int, dict[str, dict[str, tuple[int, float]]]]] = 
 }
 
 
+#: ``{modality: {stats key: {class: rule}}}``: a class that a :data:`STATS_WITHHOLD` flag withholds and
+#: that a physical rule over the input and its statistics still shows: on proposed boxes whose drive end
+#: is known, a motor body clearly warmer at its fan end names cooling failure (:func:`models.ruled_out.fan_end_warmer`).
+RULE_RELEASE: dict[str, dict[str, dict[str, Callable[[np.ndarray, Mapping[str, float] | None], bool]]]] = {
+    "thermal": {"regions_proposed": {"cooling_failure": fan_end_warmer}},
+}
+
+
 def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:
     """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show; ``stats``: the
     features message's statistics (:data:`STATS_WITHHOLD`, less what :data:`STATS_RELEASE` names
-    in ``x``)."""
+    in ``x`` and what :data:`RULE_RELEASE` finds)."""
     width, needs = REQUIRES.get(modality, (-1, {}))
     out = [cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed] if x.shape[-1] == width else []
     release_width, releases = STATS_RELEASE.get(modality, (-1, {}))
     for key, classes in STATS_WITHHOLD.get(modality, {}).items():
         if float((stats or {}).get(key, 0.0)) >= 0.5:
             shown = releases.get(key, {}) if x.shape[-1] == release_width else {}
+            rules = RULE_RELEASE.get(modality, {}).get(key, {})
             out += [c for c in classes if c not in out
-                    and not (c in shown and float(x[shown[c][0]]) >= shown[c][1])]
+                    and not (c in shown and float(x[shown[c][0]]) >= shown[c][1])
+                    and not (c in rules and rules[c](x, stats))]
     return tuple(out)
 
 

@@ -13,7 +13,9 @@ read through such boxes turned round in 5 of 13 (``bench_thermal_layouts.py``, c
 boxes kept as given). :func:`mid_axial_k` reads the middle half of the box along the machine's axis
 only, each axial position by the 75th percentile across the box (the body's warm surface, not a
 strip of background above or below it), and fits a straight line: the body's drive end minus its
-fan end over the box's length, in kelvin.
+fan end over the box's length, in kelvin. A body box that runs over a bearing housing and past it (a
+proposed box can reach into the coupling and the driven machine) is first cut back to the housing's
+centre (:func:`between_housings`).
 
 >>> import numpy as np
 >>> from pipeline.features.asset_profile import AssetProfile
@@ -45,17 +47,48 @@ ACROSS_PERCENTILE = 75.0
 MID_AXIAL_STAT = "body_mid_axial_k"
 
 
+def between_housings(body: tuple[int, int, int, int], boxes: Mapping[str, tuple[int, int, int, int]],
+                     vertical: bool) -> tuple[int, int, int, int]:
+    """``body`` with an end that runs over a bearing housing and past it, along the axis, cut back to
+    the housing's centre: the motor body ends at its bearings, and what lies beyond the housing is the
+    coupling and the driven machine (or the fan cowl). A box fitted to the frame (proposed from the
+    typical layout, then refined) can run so far, and the driven machine's heat then reads as the
+    body's end. A body box that ends on or before a housing is read as it is.
+
+    >>> between_housings((35, 49, 122, 104), {"de_bearing": (92, 61, 108, 91)}, False)
+    (35, 49, 100, 104)
+    >>> between_housings((9, 49, 95, 104), {"de_bearing": (92, 61, 108, 91)}, False)   # ends on it: as it is
+    (9, 49, 95, 104)
+    """
+    lo_i, hi_i = (1, 3) if vertical else (0, 2)
+    lo, hi = body[lo_i], body[hi_i]
+    mid = (lo + hi) / 2.0
+    for name in ("de_bearing", "nde_bearing"):
+        h = boxes.get(name)
+        if h is None:
+            continue
+        c = (h[lo_i] + h[hi_i]) / 2.0
+        if mid < c and hi > h[hi_i]:
+            hi = int(round(c))
+        elif c < mid and lo < h[lo_i]:
+            lo = int(round(c))
+    out = list(body)
+    out[lo_i], out[hi_i] = lo, hi
+    return out[0], out[1], out[2], out[3]
+
+
 def mid_axial_k(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]],
                 profile: AssetProfile) -> float | None:
     """The motor body's drive end minus its fan end (K over the body box's length), from a straight
-    line through the middle half of the box; ``None`` without a body box of at least 4 pixels along
-    the axis or without its orientation (:func:`~pipeline.features.thermal_regions.body_axis`)."""
+    line through the middle half of the box (its ends cut back to the housings where it runs past them,
+    :func:`between_housings`); ``None`` without a body box of at least 4 pixels along the axis or without
+    its orientation (:func:`~pipeline.features.thermal_regions.body_axis`)."""
     body = boxes.get("motor_body")
     axis = body_axis(boxes, profile)
     if body is None or axis is None:
         return None
     vertical, de_far = axis
-    x0, y0, x1, y1 = body
+    x0, y0, x1, y1 = between_housings(body, boxes, vertical)
     patch = np.asarray(frame_c[y0:y1, x0:x1], np.float64)
     if vertical:
         patch = patch.T  # axial positions along the columns

@@ -39,7 +39,7 @@ from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import thermal_features
-from pipeline.features.thermal_fit import RegionFit
+from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT, RegionFit
 from pipeline.features.thermal_reference import ThermalReference, dead_band, vector_against_references
 from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector_fit
 
@@ -136,9 +136,11 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
 
 def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
     """``regions_registered`` / ``regions_proposed`` flags (1.0 when the boxes read were moved onto
-    the machine / proposed without any in assets.json)."""
+    the machine / proposed without any in assets.json), and ``regions_proposed_ends_known`` (proposed,
+    with the drive end declared or read from the machine's shape: :attr:`RegionFit.ends_known`)."""
     stats["regions_registered"] = float(fit.status == "registered")
     stats["regions_proposed"] = float(fit.status == "proposed")
+    stats[PROPOSED_ENDS_KNOWN_STAT] = float(fit.ends_known)
 
 
 def _body_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit, profile: AssetProfile) -> None:

@@ -79,6 +79,13 @@ PRECHECK_ABS = 0.02
 PRECHECK_MIN_SIDE = 100
 MIN_EDGE_CONTRAST_K = 1.5
 PROPOSE_ORIENTATION_MARGIN = 0.03
+#: The features message's ``stats`` key that is 1.0 on a frame read through proposed boxes whose drive
+#: end was not taken from the warmer end of the motor body (``fan_side`` declared it, or the machine's
+#: shape did: :attr:`RegionFit.ends_known`), 0.0 otherwise.
+PROPOSED_ENDS_KNOWN_STAT = "regions_proposed_ends_known"
+#: How the proposal's drive end was read, as :meth:`RegionFit.describe` tells the user.
+ENDS_READ = {"declared": "declared by fan_side", "shape": "read from the machine's shape",
+             "warmth": "here it was taken to be the warmer end: give fan_side"}
 PROPOSE_MIN_IOU = 0.2
 #: Each given box grown about its own centre by these factors before its outline is scored: a box
 #: drawn inside its part (a thermographer's region of interest keeps the background out) counts
@@ -102,6 +109,8 @@ class RegionFit:
     given and nothing to fit: a frame without a machine in it), ``off`` (fitting switched off).
     ``shift_px`` / ``scale``: the group move (registered) or placement (proposed); ``score`` /
     ``given_score``: mean edge strength (0..1) along the outlines after / before (:func:`drawn_score`).
+    ``orientation`` (proposed boxes): what set which end of the motor is the drive end, ``declared``
+    (``fan_side``), ``shape`` or ``warmth`` (:func:`propose_boxes`); empty otherwise.
     """
 
     boxes: dict[str, Box]
@@ -111,6 +120,14 @@ class RegionFit:
     score: float = 0.0
     given_score: float = 0.0
     moved: tuple[str, ...] = field(default_factory=tuple)
+    orientation: str = ""
+
+    @property
+    def ends_known(self) -> bool:
+        """Proposed boxes whose drive end was declared (``fan_side``) or read from the machine's shape,
+        not taken from the warmer end of the motor body (which cannot then show a body warmer at its
+        fan end)."""
+        return self.status == "proposed" and self.orientation in ("declared", "shape")
 
     @property
     def changed(self) -> bool:
@@ -125,7 +142,9 @@ class RegionFit:
             boxes = ", ".join(f'"{k}": [{", ".join(str(int(v)) for v in b)}]' for k, b in sorted(self.boxes.items()))
             return (f"no thermal regions in assets.json: boxes proposed from the warm machine in the frame "
                     f"(edge fit {self.score:.2f}), and thermal names no fault on proposed boxes but a connection "
-                    f"in the terminal box far hotter than the box (electrical overheating); check them and give "
+                    f"in the terminal box far hotter than the box (electrical overheating) and, where the drive end "
+                    f"is known ({ENDS_READ.get(self.orientation, ENDS_READ['warmth'])}), "
+                    f"a motor body clearly warmer at its fan end (cooling failure); check them and give "
                     f"them as this machine's regions (pixels of this frame) to have it judged: {{{boxes}}}")
         if self.status == "none":
             return "no thermal regions in assets.json and no machine outline found: whole-frame statistics only"
@@ -406,9 +425,11 @@ def _best_overlap(mask: np.ndarray, boxes: list[tuple[float, float, float, float
 
 
 def propose_boxes(edges: np.ndarray, frame_w: np.ndarray, asset_type: str = "", fan_side: str | None = None
-                  ) -> tuple[dict[str, tuple[float, float, float, float]], float, tuple[float, float], float]:
+                  ) -> tuple[dict[str, tuple[float, float, float, float]], float, tuple[float, float], float, str]:
     """Fit :data:`CANONICAL_LAYOUT` to the machine's silhouette, then each part to the edges
-    (work pixels): (boxes, silhouette IoU, shift, scale)."""
+    (work pixels): (boxes, silhouette IoU, shift, scale, what set the drive end: ``declared``
+    (``fan_side``), ``shape`` (one way round fits the silhouette clearly better) or ``warmth``
+    (the warmer end of the motor body))."""
     h, w = edges.shape
     layout = dict(CANONICAL_LAYOUT)
     if "pump" in asset_type:
@@ -429,6 +450,7 @@ def propose_boxes(edges: np.ndarray, frame_w: np.ndarray, asset_type: str = "", 
         results.append((best[0], mirror, best[1], best[2], best[3]))
     results.sort(key=lambda r: -r[0])
     score, mirror, k, dx, dy = results[0]
+    orientation = "declared" if len(results) == 1 else "shape"
     if len(results) == 2 and results[0][0] - results[1][0] < PROPOSE_ORIENTATION_MARGIN:
         # both ways round fit the silhouette alike: the drive end is the warmer end of the motor body
         votes = []
@@ -444,8 +466,9 @@ def propose_boxes(edges: np.ndarray, frame_w: np.ndarray, asset_type: str = "", 
             de_right = not m  # unmirrored canonical view: drive end on the right
             votes.append(float(right - left if de_right else left - right))
         score, mirror, k, dx, dy = results[int(np.argmax(votes))]
+        orientation = "warmth"
     boxes = _transform(layout, k, cx, cy, w / 2 - cx + dx, h / 2 - cy + dy, mirror)
-    return boxes, score, (dx, dy), k
+    return boxes, score, (dx, dy), k, orientation
 
 
 def _box_mean(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]]) -> float:
@@ -529,10 +552,11 @@ def fit_regions(frame_c: np.ndarray, boxes: Mapping[str, Box] | None, asset_type
         out = _to_frame(current, 1, frame_c.shape)
         before_full = drawn_score(full, [tuple(float(v) for v in b) for b in given.values()])
         return RegionFit(out, "registered", shift, scale, _score(full, list(current.values())), before_full, moved)
-    proposed, score, shift, scale = propose_boxes(edges, work, asset_type, fan_side)
+    proposed, score, shift, scale, orientation = propose_boxes(edges, work, asset_type, fan_side)
     if score < PROPOSE_MIN_IOU:
         return RegionFit({}, "none", score=score)
     current = _scaled(proposed, float(k))
     refine_boxes(full, current)  # the parts of this machine are not quite where the typical layout has them
     off_the_body(current)
-    return RegionFit(_to_frame(current, 1, frame_c.shape), "proposed", (shift[0] * k, shift[1] * k), scale * k, score)
+    return RegionFit(_to_frame(current, 1, frame_c.shape), "proposed", (shift[0] * k, shift[1] * k), scale * k, score,
+                     orientation=orientation)

@@ -323,6 +323,49 @@ def test_a_motor_warmer_at_its_fan_end_is_not_called_healthy(cooling_fleet) -> N
         assert r.ruled_out == [] and not any("fan end" in w for w in r.warnings)
 
 
+def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooling_failure(cooling_fleet, tmp_path) -> None:
+    """Without ``regions`` the boxes are proposed and thermal names no fault there, but where the drive end
+    is known (``fan_side`` declared) a motor body clearly warmer at its fan end is named a cooling failure
+    (models.ruled_out.fan_end_warmer, models.withheld_classes.RULE_RELEASE); the same machines' healthy
+    frames are not ruled on and keep cooling failure withheld."""
+    from models.inspect.frame_files import read_frame
+    from models.ruled_out import PROPOSED_FAN_END_WARMER_RATIO
+    from pipeline.features.body_axial import MID_AXIAL_STAT
+    from pipeline.features.messages import thermal_message_any_unit
+    from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+
+    root, cases = cooling_fleet
+    registry = json.loads((root / "assets.json").read_text())
+    for entry in registry["assets"]:
+        entry.pop("regions", None)
+    declared = {e["asset_id"] for e in registry["assets"] if e.get("fan_side") in ("left", "right")}
+    cases = [c for c in cases if c[0].name.split("-2026")[0] in declared]
+    (tmp_path / "assets.json").write_text(json.dumps(registry))
+    assets = load_assets(tmp_path / "assets.json")
+    inspector = Inspector(assets=assets)
+    rise = THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")
+
+    def ratio(path: Path) -> float:
+        aid = path.name.split("-2026")[0]
+        msg = thermal_message_any_unit(aid, assets[aid].asset_type, 0, read_frame(path), assets[aid], warnings=[])
+        assert msg.stats["regions_proposed"] == 1.0 and msg.stats[PROPOSED_ENDS_KNOWN_STAT] == 1.0
+        return msg.stats[MID_AXIAL_STAT] / (abs(float(msg.vector[rise])) + 2.0)
+
+    reversed_ = [faulty for faulty, _, _ in cases if ratio(faulty) < PROPOSED_FAN_END_WARMER_RATIO]
+    assert reversed_, "no cooling failure of this fleet turned the gradient round clearly"
+    for faulty in reversed_:
+        r = inspector.score([faulty])[0][0]
+        assert r.ruled_out == ["normal"] and r.label == "cooling_failure", r.probabilities
+        assert "cooling_failure" not in r.withheld and "bearing_wear" in r.withheld
+        assert any("fan_side in assets.json, or the proposed boxes" in w for w in r.warnings), r.warnings
+    for _, ref, other in cases:
+        for healthy in (ref, other):
+            assert ratio(healthy) > 0
+            r = inspector.score([healthy])[0][0]
+            assert r.ruled_out == [] and "cooling_failure" in r.withheld, r.probabilities
+
+
 def test_a_healthy_frame_from_another_camera_position_is_read_in_its_own_boxes(cooling_fleet, tmp_path) -> None:
     """A reference taken by another camera (twice the resolution, float °C, the machine shifted in
     the frame) gives the same reading: each reference is read in the region boxes fitted to it."""

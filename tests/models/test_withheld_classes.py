@@ -149,3 +149,31 @@ def test_on_proposed_boxes_only_a_hot_connection_past_the_threshold_is_named() -
     assert withheld_classes("thermal", x, proposed) == ("bearing_wear", "cooling_failure")
     assert withheld_classes("thermal", x, {"regions_proposed": 0.0}) == ()
     assert withheld_classes("thermal", np.full(5, 9.0, np.float32), proposed) == every
+
+
+def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_is_a_cooling_failure() -> None:
+    """Cooling failure comes back on proposed boxes where the drive end was declared or read from the
+    machine's shape and the body is warmer at its fan end by more than a tenth of its rise (+2 K); the
+    same reversal through boxes whose drive end was taken to be the warmer end, or a smaller one, names
+    nothing; the frame then rules ``normal`` out (models.ruled_out)."""
+    from models.ruled_out import PROPOSED_FAN_END_WARMER_RATIO, ruled_out
+    from models.withheld_classes import withheld_classes
+    from pipeline.features.body_axial import MID_AXIAL_STAT
+    from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
+
+    x = np.zeros(len(THERMAL_VECTOR_NAMES), np.float32)
+    x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 38.0  # rise + 2 K = 40 K
+    every = ("bearing_wear", "electrical_overheating", "cooling_failure")
+    known = {"regions_proposed": 1.0, PROPOSED_ENDS_KNOWN_STAT: 1.0}
+    clear = 40.0 * PROPOSED_FAN_END_WARMER_RATIO - 0.01
+    assert withheld_classes("thermal", x, {**known, MID_AXIAL_STAT: clear}) == ("bearing_wear", "electrical_overheating")
+    assert ruled_out("thermal", x, {**known, MID_AXIAL_STAT: clear}) == ("normal",)
+    slight = 40.0 * PROPOSED_FAN_END_WARMER_RATIO + 0.01  # warmer at the fan end, but within the margin
+    assert withheld_classes("thermal", x, {**known, MID_AXIAL_STAT: slight}) == every
+    assert ruled_out("thermal", x, {**known, MID_AXIAL_STAT: slight}) == ()
+    by_warmth = {"regions_proposed": 1.0, PROPOSED_ENDS_KNOWN_STAT: 0.0, MID_AXIAL_STAT: -20.0}
+    assert withheld_classes("thermal", x, by_warmth) == every and ruled_out("thermal", x, by_warmth) == ()
+    assert withheld_classes("thermal", x, known) == every  # no reading of the body's ends
+    steeper = {**known, MID_AXIAL_STAT: 40.0 * -2.0 - 0.01}  # its drive end would lie below ambient: not a body
+    assert withheld_classes("thermal", x, steeper) == every and ruled_out("thermal", x, steeper) == ()

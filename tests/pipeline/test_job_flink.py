@@ -22,6 +22,7 @@ from pipeline.features.audio_physics import BAND_LIMITED_STAT, audio_vector
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
 from pipeline.features.plc_window import plc_windows
 from pipeline.features.thermal_features import ThermalBaseline, thermal_features
+from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
 from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
 from pipeline.landing import STAGING_DIR, ManifestWriter, atomic_write, publish_existing
 from pipeline.runner import IngestJob
@@ -157,12 +158,12 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
             if i in (0, 15, len(frames) - 1):  # before, at and long after the baseline warms up
                 msg = thermal[(asset, e.event_time_ms)]
                 # the simulator's boxes sit on the machine: region fitting leaves them as given
-                fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", "baseline_reference",
-                                                       "dead_pixels")}
+                fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", PROPOSED_ENDS_KNOWN_STAT,
+                                                       "baseline_reference", "dead_pixels")}
                 # ... the frames span less than the learned reference's commissioning: the running baseline;
                 # and the simulator's camera has no dead pixels
-                assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, "baseline_reference": 0.0,
-                                     "dead_pixels": 0.0}
+                assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, PROPOSED_ENDS_KNOWN_STAT: 0.0,
+                                     "baseline_reference": 0.0, "dead_pixels": 0.0}
                 # the motor body's drive end minus its fan end, read in the middle half of its box (models.ruled_out)
                 frame_c = frame_to_celsius(frame, {"unit": "centikelvin"})
                 profile = as_profile(registry[asset])

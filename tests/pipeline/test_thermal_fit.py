@@ -138,6 +138,27 @@ def test_missing_regions_yield_proposed_boxes_and_a_warning() -> None:
         assert _iou(fit.boxes["motor_body"], truth["motor_body"]) > 0.5, (profile.asset_id, fit.boxes, truth)
 
 
+def test_proposed_boxes_say_what_set_the_drive_end() -> None:
+    """Proposed boxes record whether ``fan_side`` declared the drive end, the machine's shape set it or
+    the warmer end of the body was taken for it; the message says whether the ends are known."""
+    from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
+
+    seen = set()
+    for profile, frame in _frames()[:3]:
+        frame_c = frame_to_celsius(frame, profile.frame)
+        declared = fit_regions(frame_c, {}, profile.asset_type, profile.fan_side or "right")
+        assert declared.orientation == "declared" and declared.ends_known
+        open_ = fit_regions(frame_c, {}, profile.asset_type, None)
+        assert open_.orientation in ("shape", "warmth") and open_.ends_known == (open_.orientation == "shape")
+        seen.add(open_.orientation)
+        bare = replace(profile, regions={}, fan_side=None)
+        msg = thermal_message_any_unit(profile.asset_id, profile.asset_type, 0, frame, bare, warnings=[])
+        assert msg.stats[PROPOSED_ENDS_KNOWN_STAT] == float(open_.ends_known)
+    given = fit_regions(frame_c, scaled_regions(profile, frame.shape), profile.asset_type, profile.fan_side)
+    assert given.orientation == "" and not given.ends_known
+    assert "shape" in seen  # a motor with its driven machine beside it is not symmetric
+
+
 def test_region_fit_false_in_assets_json_reads_the_boxes_as_given() -> None:
     profile, frame = _frames()[0]
     entry = {"asset_id": "X", "asset_type": profile.asset_type, "region_fit": False,
