@@ -31,8 +31,11 @@ on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored b
 thermal student (ONNX Runtime CPU; classes the machine cannot have masked, renormalised over the
 classes the thermal model may name, as served; with fitting on also ``as_served``: on proposed
 boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``,
-and a frame read through given boxes whose motor body is warmer at its fan end is not called
-healthy, ``models.ruled_out``; ``as_served_without_fan_end_rule`` is the same without the latter).
+and a frame whose motor body is warmer at its fan end is not called healthy, ``models.ruled_out``:
+through given boxes, and since session 35 by a clearer margin through registered boxes and through
+proposed boxes whose drive end is known, where it names cooling failure;
+``as_served_fan_end_rule_on_given_boxes_only`` is session 34's reading, and
+``as_served_without_fan_end_rule`` the same without any of it).
 Reported per case and setting: recall past
 moderate severity (>= 0.5) of bearing_wear, electrical_overheating and cooling_failure, the
 healthy false-positive rate, what the fitting did (given / registered / proposed), the mean IoU of
@@ -339,14 +342,15 @@ def main() -> None:
                     rows.append(stats)
 
                 def serve(rule: str) -> tuple[np.ndarray, int]:
-                    """``rule``: ``none`` (no fan-end rule), ``given`` (given boxes only, session 34), ``all``."""
+                    """``rule``: ``none`` (no fan-end rule), ``given`` (boxes as given only, session 34), ``all``
+                    (also registered boxes and proposed boxes with the drive end known, session 35)."""
                     out, n = np.zeros_like(p), 0
                     for i, stats in enumerate(rows):
                         st_i = dict(stats)
                         if rule == "none":
                             st_i.pop(MID_AXIAL_STAT, None)
-                        elif rule == "given":
-                            st_i[PROPOSED_ENDS_KNOWN_STAT] = 0.0
+                        elif rule == "given" and (st_i["regions_registered"] or st_i["regions_proposed"]):
+                            st_i.pop(MID_AXIAL_STAT, None)
                         q = dict(zip(classes, p[i].tolist(), strict=True))
                         q = drop_withheld(q, withheld_classes("thermal", x[i], st_i), classes)
                         ruled = ruled_out("thermal", x[i], st_i)

@@ -13,12 +13,13 @@ drawn 10-25 % off the parts and kept as given, 1 of 13 and 1 of 22 until the bod
 its housings (session 35), none since (docs/models.md, "Thermal: a motor warmer at its fan end is not
 healthy").
 
-Since session 35 a frame read through **proposed** boxes rules ``normal`` out too where the drive end
-was declared (``fan_side``) or read from the machine's shape, by a clearer margin
-(:data:`PROPOSED_FAN_END_WARMER_RATIO`, within :data:`BODY_REVERSAL_LIMIT`); there thermal names
-cooling failure although it names no other fault on proposed boxes but a hot connection
-(:data:`models.withheld_classes.RULE_RELEASE`; docs/models.md, "Thermal: a body warmer at its fan
-end, on proposed boxes").
+Since session 35 a frame read through boxes fitted to the frame rules ``normal`` out too, by a
+clearer margin (:data:`FITTED_FAN_END_WARMER_RATIO`, within :data:`BODY_REVERSAL_LIMIT`, on a body at
+least :data:`FITTED_MIN_BODY_RISE_K` above ambient): given boxes registered onto the machine, and
+**proposed** boxes where the drive end was declared (``fan_side``) or read from the machine's shape;
+there thermal names cooling failure although it names no other fault on proposed boxes but a hot
+connection (:data:`models.withheld_classes.RULE_RELEASE`; docs/models.md, "Thermal: a body warmer at
+its fan end, on fitted boxes").
 
 A ruled-out class:
 
@@ -33,8 +34,13 @@ A ruled-out class:
 >>> x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 40.0
 >>> ruled_out("thermal", x, {"body_mid_axial_k": -3.0}), ruled_out("thermal", x, {"body_mid_axial_k": 4.0})
 (('normal',), ())
->>> ruled_out("thermal", x, {"body_mid_axial_k": -3.0, "regions_registered": 1.0}), ruled_out("audio", x, {})
+>>> registered = {"regions_registered": 1.0}   # boxes moved onto the machine: a clearer margin
+>>> ruled_out("thermal", x, {**registered, "body_mid_axial_k": -3.0}), ruled_out("thermal", x, {**registered, "body_mid_axial_k": -5.0})
+((), ('normal',))
+>>> x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 10.0           # a cool body: its fitted box may lie off it
+>>> ruled_out("thermal", x, {**registered, "body_mid_axial_k": -5.0}), ruled_out("audio", x, {})
 ((), ())
+>>> x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 40.0
 >>> proposed = {"regions_proposed": 1.0, "regions_proposed_ends_known": 1.0}
 >>> ruled_out("thermal", x, {**proposed, "body_mid_axial_k": -3.0}), ruled_out("thermal", x, {**proposed, "body_mid_axial_k": -5.0})
 ((), ('normal',))
@@ -60,12 +66,20 @@ from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
 #: The body's drive end minus its fan end (``body_mid_axial_k``) over the body's mean rise + 2 K,
 #: below which a frame read through given boxes rules ``normal`` out: a body warmer at its fan end.
 FAN_END_WARMER_RATIO = 0.0
-#: The same on a frame read through proposed boxes whose drive end was declared or read from the
-#: machine's shape (``regions_proposed_ends_known``): a clearer reversal, a tenth of the body's rise.
-#: Chosen on two fleets of our simulator (seeds 5151 and 3102, 400 healthy frames through proposed
-#: boxes: at 0 two healthy frames ruled on, at -0.05 one, at -0.1 none), checked on a third and on the
-#: other generator's fleets (docs/models.md, "Thermal: a body warmer at its fan end, on proposed boxes").
-PROPOSED_FAN_END_WARMER_RATIO = -0.1
+#: The same on a frame read through boxes fitted to the frame: proposed boxes whose drive end was
+#: declared or read from the machine's shape (``regions_proposed_ends_known``), or given boxes registered
+#: onto the machine: a clearer reversal, a tenth of the body's rise. Chosen on two fleets of our
+#: simulator (seeds 5151 and 3102, 400 healthy frames through proposed boxes: at 0 two healthy frames
+#: ruled on, at -0.05 one, at -0.1 none), checked on a third and on the other generator's fleets
+#: (docs/models.md, "Thermal: a body warmer at its fan end, on fitted boxes").
+FITTED_FAN_END_WARMER_RATIO = -0.1
+#: On fitted boxes, the least rise of the motor body over ambient (K, ``motor_body.mean_rise``) at which
+#: a reversal is read: a box fitted partly off a cool body reads the background's edge as a gradient
+#: of several kelvin. Chosen on the same two fleets among 0 / 10 / 12 / 15 / 18 K as the lowest at which
+#: no healthy frame and no frame of another fault read through registered boxes (cases ``c_perturbed``,
+#: ``e_camera_shift`` of ``bench_thermal_layouts.py``) was ruled on: their healthy frames that read a
+#: reversal ran 2.8-14.6 K above ambient, the cooling failures that did 11-95 K.
+FITTED_MIN_BODY_RISE_K = 15.0
 #: A body whose drive end stays above ambient cannot fall from its fan end to its drive end by more than
 #: twice its mean rise (a straight profile: mean = drive end - slope / 2); a proposed body box that reads
 #: a steeper reversal holds something else (background and the edge of a hot part: five frames of
@@ -78,20 +92,20 @@ _BODY_RISE = THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")
 def fan_end_warmer(x: np.ndarray, stats: Mapping[str, float] | None) -> bool:
     """Whether a thermal frame (``x``: its model input; ``stats``: its message's statistics) shows a
     motor body warmer at its fan end, read where its ends are sure: through given boxes (not moved),
-    below :data:`FAN_END_WARMER_RATIO`, or through proposed boxes whose drive end was not taken from the
-    warmer end, below :data:`PROPOSED_FAN_END_WARMER_RATIO` and not below :data:`BODY_REVERSAL_LIMIT`.
-    Registered boxes rule nothing."""
+    below :data:`FAN_END_WARMER_RATIO`; through boxes fitted to the frame (registered, or proposed with
+    the drive end not taken from the warmer end), below :data:`FITTED_FAN_END_WARMER_RATIO`, not below
+    :data:`BODY_REVERSAL_LIMIT`, on a body at least :data:`FITTED_MIN_BODY_RISE_K` above ambient."""
     stats = stats or {}
     if x.shape[-1] != len(THERMAL_VECTOR_NAMES) or MID_AXIAL_STAT not in stats:
         return False
-    if float(stats.get("regions_registered", 0.0)) >= 0.5:
-        return False  # boxes moved onto the machine: where the body is, is less sure
-    ratio = float(stats[MID_AXIAL_STAT]) / (abs(float(x[_BODY_RISE])) + 2.0)
-    if float(stats.get("regions_proposed", 0.0)) < 0.5:
-        return ratio < FAN_END_WARMER_RATIO
-    if float(stats.get(PROPOSED_ENDS_KNOWN_STAT, 0.0)) < 0.5:
+    rise = float(x[_BODY_RISE])
+    ratio = float(stats[MID_AXIAL_STAT]) / (abs(rise) + 2.0)
+    proposed = float(stats.get("regions_proposed", 0.0)) >= 0.5
+    if not proposed and float(stats.get("regions_registered", 0.0)) < 0.5:
+        return ratio < FAN_END_WARMER_RATIO  # boxes as given
+    if proposed and float(stats.get(PROPOSED_ENDS_KNOWN_STAT, 0.0)) < 0.5:
         return False  # the drive end was taken to be the warmer end: no reversal can show
-    return BODY_REVERSAL_LIMIT <= ratio < PROPOSED_FAN_END_WARMER_RATIO
+    return BODY_REVERSAL_LIMIT <= ratio < FITTED_FAN_END_WARMER_RATIO and rise >= FITTED_MIN_BODY_RISE_K
 
 
 def ruled_out(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:

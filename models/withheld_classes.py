@@ -29,7 +29,7 @@ which no healthy frame of our fleets reached (a hot pipe crossing the proposed b
 "Thermal: an unmistakable hot connection on proposed boxes"); so is cooling failure where the drive end of
 the proposed boxes was declared or read from the machine's shape and the motor body is clearly warmer at its
 fan end (:data:`RULE_RELEASE`, :func:`models.ruled_out.fan_end_warmer`; docs/models.md, "Thermal: a body
-warmer at its fan end, on proposed boxes"). The PLC model withholds every fault on a window in which the
+warmer at its fan end, on fitted boxes"). The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
 it learnt; :mod:`pipeline.features.plc_running`). The PLC model withholds ``imbalance`` on a

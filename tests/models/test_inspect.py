@@ -329,7 +329,7 @@ def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooli
     (models.ruled_out.fan_end_warmer, models.withheld_classes.RULE_RELEASE); the same machines' healthy
     frames are not ruled on and keep cooling failure withheld."""
     from models.inspect.frame_files import read_frame
-    from models.ruled_out import PROPOSED_FAN_END_WARMER_RATIO
+    from models.ruled_out import FITTED_FAN_END_WARMER_RATIO, FITTED_MIN_BODY_RISE_K
     from pipeline.features.body_axial import MID_AXIAL_STAT
     from pipeline.features.messages import thermal_message_any_unit
     from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
@@ -346,13 +346,18 @@ def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooli
     inspector = Inspector(assets=assets)
     rise = THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")
 
-    def ratio(path: Path) -> float:
+    def reading(path: Path) -> tuple[float, float]:
+        """(the body's drive end minus fan end over its rise + 2 K, its rise)"""
         aid = path.name.split("-2026")[0]
         msg = thermal_message_any_unit(aid, assets[aid].asset_type, 0, read_frame(path), assets[aid], warnings=[])
         assert msg.stats["regions_proposed"] == 1.0 and msg.stats[PROPOSED_ENDS_KNOWN_STAT] == 1.0
-        return msg.stats[MID_AXIAL_STAT] / (abs(float(msg.vector[rise])) + 2.0)
+        return msg.stats[MID_AXIAL_STAT] / (abs(float(msg.vector[rise])) + 2.0), float(msg.vector[rise])
 
-    reversed_ = [faulty for faulty, _, _ in cases if ratio(faulty) < PROPOSED_FAN_END_WARMER_RATIO]
+    def ratio(path: Path) -> float:
+        return reading(path)[0]
+
+    reversed_ = [faulty for faulty, _, _ in cases
+                 if ratio(faulty) < FITTED_FAN_END_WARMER_RATIO and reading(faulty)[1] >= FITTED_MIN_BODY_RISE_K]
     assert reversed_, "no cooling failure of this fleet turned the gradient round clearly"
     for faulty in reversed_:
         r = inspector.score([faulty])[0][0]

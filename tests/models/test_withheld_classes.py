@@ -155,8 +155,9 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
     """Cooling failure comes back on proposed boxes where the drive end was declared or read from the
     machine's shape and the body is warmer at its fan end by more than a tenth of its rise (+2 K); the
     same reversal through boxes whose drive end was taken to be the warmer end, or a smaller one, names
-    nothing; the frame then rules ``normal`` out (models.ruled_out)."""
-    from models.ruled_out import PROPOSED_FAN_END_WARMER_RATIO, ruled_out
+    nothing; the frame then rules ``normal`` out (models.ruled_out), as one read through registered
+    boxes does; on fitted boxes a body less than 15 K above ambient rules nothing."""
+    from models.ruled_out import FITTED_FAN_END_WARMER_RATIO, FITTED_MIN_BODY_RISE_K, ruled_out
     from models.withheld_classes import withheld_classes
     from pipeline.features.body_axial import MID_AXIAL_STAT
     from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
@@ -166,10 +167,10 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
     x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 38.0  # rise + 2 K = 40 K
     every = ("bearing_wear", "electrical_overheating", "cooling_failure")
     known = {"regions_proposed": 1.0, PROPOSED_ENDS_KNOWN_STAT: 1.0}
-    clear = 40.0 * PROPOSED_FAN_END_WARMER_RATIO - 0.01
+    clear = 40.0 * FITTED_FAN_END_WARMER_RATIO - 0.01
     assert withheld_classes("thermal", x, {**known, MID_AXIAL_STAT: clear}) == ("bearing_wear", "electrical_overheating")
     assert ruled_out("thermal", x, {**known, MID_AXIAL_STAT: clear}) == ("normal",)
-    slight = 40.0 * PROPOSED_FAN_END_WARMER_RATIO + 0.01  # warmer at the fan end, but within the margin
+    slight = 40.0 * FITTED_FAN_END_WARMER_RATIO + 0.01  # warmer at the fan end, but within the margin
     assert withheld_classes("thermal", x, {**known, MID_AXIAL_STAT: slight}) == every
     assert ruled_out("thermal", x, {**known, MID_AXIAL_STAT: slight}) == ()
     by_warmth = {"regions_proposed": 1.0, PROPOSED_ENDS_KNOWN_STAT: 0.0, MID_AXIAL_STAT: -20.0}
@@ -177,3 +178,12 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
     assert withheld_classes("thermal", x, known) == every  # no reading of the body's ends
     steeper = {**known, MID_AXIAL_STAT: 40.0 * -2.0 - 0.01}  # its drive end would lie below ambient: not a body
     assert withheld_classes("thermal", x, steeper) == every and ruled_out("thermal", x, steeper) == ()
+    registered = {"regions_registered": 1.0, MID_AXIAL_STAT: clear}  # boxes moved onto the machine: judged, not withheld
+    assert withheld_classes("thermal", x, registered) == () and ruled_out("thermal", x, registered) == ("normal",)
+    assert ruled_out("thermal", x, {**registered, MID_AXIAL_STAT: slight}) == ()
+    cool = x.copy()
+    cool[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = FITTED_MIN_BODY_RISE_K - 0.5
+    reversed_ = MID_AXIAL_STAT, (FITTED_MIN_BODY_RISE_K + 1.5) * FITTED_FAN_END_WARMER_RATIO * 3
+    for flags in (known, {"regions_registered": 1.0}):  # a cool body in a fitted box: the box may lie off it
+        assert ruled_out("thermal", cool, {**flags, reversed_[0]: reversed_[1]}) == ()
+    assert ruled_out("thermal", cool, {reversed_[0]: reversed_[1]}) == ("normal",)  # boxes as given: read as before

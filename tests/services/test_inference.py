@@ -100,7 +100,8 @@ def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
 
     worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
     cases = [{"body_mid_axial_k": -3.0}, {"body_mid_axial_k": 3.0},  # fan end warmer; drive end warmer
-             {"body_mid_axial_k": -3.0, "regions_registered": 1.0}, {}]  # boxes moved; orientation unknown
+             {"body_mid_axial_k": -3.0, "regions_registered": 1.0}, {},  # boxes moved: within the margin; unknown
+             {"body_mid_axial_k": -8.0, "regions_registered": 1.0}]  # boxes moved: clearly warmer at the fan end
     ids = {}
     with running(worker):
         for i, stats in enumerate(cases):
@@ -108,11 +109,12 @@ def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
             x[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 30.0
             ids[write(redis_client, stream_names.features("thermal", "PMP-01"),
                       features("thermal", "PMP-01", 1000 + i, value=x, stats=stats))] = i
-        wait_for(lambda: len(_predictions(redis_client, stream_names, "thermal")) == len(cases), 30, "4 predictions")
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "thermal")) == len(cases), 30, "5 predictions")
     preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "thermal")}
     normal = preds[0].classes.index("normal")
-    assert preds[0].probabilities[normal] == 0.0 and preds[0].label != "normal"
-    assert sum(preds[0].probabilities) == pytest.approx(1.0)
+    for i in (0, 4):
+        assert preds[i].probabilities[normal] == 0.0 and preds[i].label != "normal"
+        assert sum(preds[i].probabilities) == pytest.approx(1.0)
     assert all(preds[i].probabilities[normal] > 0.0 for i in (1, 2, 3))
 
 
