@@ -353,11 +353,9 @@ def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooli
         assert msg.stats["regions_proposed"] == 1.0 and msg.stats[PROPOSED_ENDS_KNOWN_STAT] == 1.0
         return msg.stats[MID_AXIAL_STAT] / (abs(float(msg.vector[rise])) + 2.0), float(msg.vector[rise])
 
-    def ratio(path: Path) -> float:
-        return reading(path)[0]
-
-    reversed_ = [faulty for faulty, _, _ in cases
-                 if ratio(faulty) < FITTED_FAN_END_WARMER_RATIO and reading(faulty)[1] >= FITTED_MIN_BODY_RISE_K]
+    readings = {faulty: reading(faulty) for faulty, _, _ in cases}
+    reversed_ = [f for f, (ratio, body_rise) in readings.items()
+                 if ratio < FITTED_FAN_END_WARMER_RATIO and body_rise >= FITTED_MIN_BODY_RISE_K]
     assert reversed_, "no cooling failure of this fleet turned the gradient round clearly"
     for faulty in reversed_:
         r = inspector.score([faulty])[0][0]
@@ -366,7 +364,7 @@ def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooli
         assert any("fan_side in assets.json, or the proposed boxes" in w for w in r.warnings), r.warnings
     for _, ref, other in cases:
         for healthy in (ref, other):
-            assert ratio(healthy) > 0
+            assert reading(healthy)[0] > 0
             r = inspector.score([healthy])[0][0]
             assert r.ruled_out == [] and "cooling_failure" in r.withheld, r.probabilities
 

@@ -183,7 +183,7 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
     assert ruled_out("thermal", x, {**registered, MID_AXIAL_STAT: slight}) == ()
     cool = x.copy()
     cool[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = FITTED_MIN_BODY_RISE_K - 0.5
-    reversed_ = MID_AXIAL_STAT, (FITTED_MIN_BODY_RISE_K + 1.5) * FITTED_FAN_END_WARMER_RATIO * 3
+    turned = {MID_AXIAL_STAT: (FITTED_MIN_BODY_RISE_K + 1.5) * FITTED_FAN_END_WARMER_RATIO * 3}  # clearly turned round
     for flags in (known, {"regions_registered": 1.0}):  # a cool body in a fitted box: the box may lie off it
-        assert ruled_out("thermal", cool, {**flags, reversed_[0]: reversed_[1]}) == ()
-    assert ruled_out("thermal", cool, {reversed_[0]: reversed_[1]}) == ("normal",)  # boxes as given: read as before
+        assert ruled_out("thermal", cool, {**flags, **turned}) == ()
+    assert ruled_out("thermal", cool, turned) == ("normal",)  # boxes as given: read as before
