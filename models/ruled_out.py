@@ -81,10 +81,10 @@ FITTED_FAN_END_WARMER_RATIO = -0.1
 #: reversal ran 2.8-14.6 K above ambient, the cooling failures that did 11-95 K.
 FITTED_MIN_BODY_RISE_K = 15.0
 #: A body whose drive end stays above ambient cannot fall from its fan end to its drive end by more than
-#: twice its mean rise (a straight profile: mean = drive end - slope / 2); a proposed body box that reads
+#: twice its mean rise (a straight profile: mean = drive end - slope / 2); a fitted body box that reads
 #: a steeper reversal holds something else (background and the edge of a hot part: five frames of
-#: healthy, imbalanced and cavitating machines of seed 4711 read -2.1 ... -4.7 so, with bodies 4-14 K
-#: above ambient; its cooling failures read -0.15 ... -0.98) and rules nothing.
+#: healthy, imbalanced and cavitating machines of seed 4711 read through proposed boxes -2.1 ... -4.7
+#: so, with bodies 4-10 K above ambient; its cooling failures read -0.15 ... -0.98) and rules nothing.
 BODY_REVERSAL_LIMIT = -2.0
 _BODY_RISE = THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")
 
