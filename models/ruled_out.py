@@ -18,7 +18,7 @@ clearer margin (:data:`FITTED_FAN_END_WARMER_RATIO`, within :data:`BODY_REVERSAL
 least :data:`FITTED_MIN_BODY_RISE_K` above ambient): given boxes registered onto the machine, and
 **proposed** boxes where the drive end was declared (``fan_side``) or read from the machine's shape;
 there thermal names cooling failure although it names no other fault on proposed boxes but a hot
-connection (:data:`models.withheld_classes.RULE_RELEASE`; docs/models.md, "Thermal: a body warmer at
+connection (:data:`models.withheld_classes.STATS_RELEASE`; docs/models.md, "Thermal: a body warmer at
 its fan end, on fitted boxes").
 
 A ruled-out class:

@@ -28,7 +28,7 @@ box by at least :data:`PROPOSED_TERMINAL_EXCESS` x the motor body's rise (+2 K;
 which no healthy frame of our fleets reached (a hot pipe crossing the proposed box can; docs/models.md,
 "Thermal: an unmistakable hot connection on proposed boxes"); so is cooling failure where the drive end of
 the proposed boxes was declared or read from the machine's shape and the motor body is clearly warmer at its
-fan end (:data:`RULE_RELEASE`, :func:`models.ruled_out.fan_end_warmer`; docs/models.md, "Thermal: a body
+fan end (:data:`STATS_RELEASE`, :func:`models.ruled_out.fan_end_warmer`; docs/models.md, "Thermal: a body
 warmer at its fan end, on fitted boxes"). The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
@@ -131,37 +131,35 @@ STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
 #: fleets (docs/models.md, "Thermal: an unmistakable hot connection on proposed boxes").
 PROPOSED_TERMINAL_EXCESS = 0.6
 
-#: ``{modality: (input width, {stats key: {class: (index of an input value, threshold)}})}``: a
-#: class that a :data:`STATS_WITHHOLD` flag withholds and that the input still shows unmistakably,
-#: where the value is >= the threshold (an input of another width releases nothing).
-STATS_RELEASE: dict[str, tuple[int, dict[str, dict[str, tuple[int, float]]]]] = {
-    "thermal": (len(THERMAL_VECTOR_NAMES), {"regions_proposed": {"electrical_overheating": (
-        THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body"), PROPOSED_TERMINAL_EXCESS)}}),
-}
+_TERMINAL_EXCESS = THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")
+
+
+def hot_connection(x: np.ndarray, stats: Mapping[str, float] | None = None) -> bool:
+    """Whether a thermal frame read through proposed boxes still shows an unmistakable hot connection:
+    ``ratio.terminal_excess_over_body`` >= :data:`PROPOSED_TERMINAL_EXCESS` (an input of another width
+    shows nothing)."""
+    return x.shape[-1] == len(THERMAL_VECTOR_NAMES) and float(x[_TERMINAL_EXCESS]) >= PROPOSED_TERMINAL_EXCESS
 
 
 #: ``{modality: {stats key: {class: rule}}}``: a class that a :data:`STATS_WITHHOLD` flag withholds and
-#: that a physical rule over the input and its statistics still shows: on proposed boxes whose drive end
-#: is known, a motor body clearly warmer at its fan end names cooling failure (:func:`models.ruled_out.fan_end_warmer`).
-RULE_RELEASE: dict[str, dict[str, dict[str, Callable[[np.ndarray, Mapping[str, float] | None], bool]]]] = {
-    "thermal": {"regions_proposed": {"cooling_failure": fan_end_warmer}},
+#: that the input and its statistics still show unmistakably, where ``rule(x, stats)`` is true: on
+#: proposed boxes a hot connection names electrical overheating (:func:`hot_connection`), and a motor body
+#: clearly warmer at its fan end, where the drive end is known, cooling failure
+#: (:func:`models.ruled_out.fan_end_warmer`).
+STATS_RELEASE: dict[str, dict[str, dict[str, Callable[[np.ndarray, Mapping[str, float] | None], bool]]]] = {
+    "thermal": {"regions_proposed": {"electrical_overheating": hot_connection, "cooling_failure": fan_end_warmer}},
 }
 
 
 def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:
     """The classes ``x`` (one model input of ``modality``, no batch axis) cannot show; ``stats``: the
-    features message's statistics (:data:`STATS_WITHHOLD`, less what :data:`STATS_RELEASE` names
-    in ``x`` and what :data:`RULE_RELEASE` finds)."""
+    features message's statistics (:data:`STATS_WITHHOLD`, less what :data:`STATS_RELEASE` finds)."""
     width, needs = REQUIRES.get(modality, (-1, {}))
     out = [cls for cls, (i, needed) in needs.items() if (float(x[i]) < 0.5) == needed] if x.shape[-1] == width else []
-    release_width, releases = STATS_RELEASE.get(modality, (-1, {}))
     for key, classes in STATS_WITHHOLD.get(modality, {}).items():
         if float((stats or {}).get(key, 0.0)) >= 0.5:
-            shown = releases.get(key, {}) if x.shape[-1] == release_width else {}
-            rules = RULE_RELEASE.get(modality, {}).get(key, {})
-            out += [c for c in classes if c not in out
-                    and not (c in shown and float(x[shown[c][0]]) >= shown[c][1])
-                    and not (c in rules and rules[c](x, stats))]
+            shown = STATS_RELEASE.get(modality, {}).get(key, {})
+            out += [c for c in classes if c not in out and not (c in shown and shown[c](x, stats))]
     return tuple(out)
 
 

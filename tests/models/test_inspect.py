@@ -326,7 +326,7 @@ def test_a_motor_warmer_at_its_fan_end_is_not_called_healthy(cooling_fleet) -> N
 def test_without_regions_a_motor_clearly_warmer_at_its_fan_end_is_called_a_cooling_failure(cooling_fleet, tmp_path) -> None:
     """Without ``regions`` the boxes are proposed and thermal names no fault there, but where the drive end
     is known (``fan_side`` declared) a motor body clearly warmer at its fan end is named a cooling failure
-    (models.ruled_out.fan_end_warmer, models.withheld_classes.RULE_RELEASE); the same machines' healthy
+    (models.ruled_out.fan_end_warmer, models.withheld_classes.STATS_RELEASE); the same machines' healthy
     frames are not ruled on and keep cooling failure withheld."""
     from models.inspect.frame_files import read_frame
     from models.ruled_out import FITTED_FAN_END_WARMER_RATIO, FITTED_MIN_BODY_RISE_K
