@@ -31,7 +31,9 @@ from pipeline.features.audio_features import audio_features, audio_stats, logmel
 from pipeline.features.audio_physics import audio_vector
 from pipeline.features.messages import audio_features_message, thermal_features_message
 from pipeline.features.plc_physics import plc_vector
-from pipeline.features.thermal_regions import thermal_vector
+from pipeline.features.asset_profile import as_profile
+from pipeline.features.body_axial import mid_axial_k
+from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_features import normalize_frame, thermal_features, thermal_stats
@@ -71,6 +73,8 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
     asset = inputs["asset"]
     baseline = frame.astype(np.float32)
     check = RegionCheck(every=10)
+    body_profile = as_profile(asset)
+    body_boxes = scaled_regions(body_profile, frame.shape)
     # one 10 s window in wide form, as PlcWindowBuffer builds it
     first = samples[0].timestamp_ms  # type: ignore[index]
     in_window = [s for s in samples if s.timestamp_ms < first + 10_000]  # type: ignore[attr-defined]
@@ -119,6 +123,9 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         # the same without region fitting (boxes read as given; the vector is identical for these frames)
         "thermal.vector_no_fit": (lambda: thermal_vector(frame, asset, baseline, frame_meta={"unit": "centikelvin"},
                                                          fit=False), 1, "frame"),
+        # what the message adds since session 34: the body's fan-end reading, on a second °C copy of the frame
+        "thermal.body_mid_axial": (lambda: mid_axial_k(frame_to_celsius(frame, {"unit": "centikelvin"}), body_boxes,
+                                                       body_profile), 1, "frame"),
         "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
                                                              dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
         # what the job's handler computes on average: boxes that fit are checked on every 10th frame only
