@@ -260,7 +260,9 @@ def test_a_second_machine_in_the_frame_does_not_change_the_vector() -> None:
                            {**entry, "frame": meta}, fit=False)
     beside = thermal_vector(wide, {**entry, "frame": meta}, fit=False)
     np.testing.assert_allclose(beside, alone, atol=1e-4)
-    assert beside[THERMAL_VECTOR_NAMES.index("global.frame_max_rise")] < 40.0
+    # this machine's own hottest part (its driven machine, up to 70 K over ambient since 2026-12-06),
+    # not the neighbour's +60 K
+    assert beside[THERMAL_VECTOR_NAMES.index("global.frame_max_rise")] < 55.0
 
 
 def test_plc_vector_is_relative_to_the_nameplate() -> None:
