@@ -97,7 +97,7 @@ def test_a_raised_verdict_gets_one_explanation_and_redelivery_adds_none(
         e = got[0]
         assert e.explanation_id == e.verdict_entry_id == raised_id and e.label == "bearing_wear"
         assert {m.modality for m in e.modalities} == {"plc", "thermal", "audio"}
-        assert all(0.0 <= m.stability <= 1.0 and m.num_samples == 3000 for m in e.modalities)
+        assert all(0.0 <= m.stability <= 1.0 and m.num_samples == settings.num_samples[m.modality] for m in e.modalities)
         assert {m.features_entry_id for m in e.modalities} == {
             decode_message(redis_client.xrange(names.predictions(m, case.asset_id), i, i)[0][1]).features_entry_id  # type: ignore[union-attr]
             for m, i in ids.items()}
