@@ -7,7 +7,7 @@ A pump's casing sits at its fluid's temperature, a screw compressor's at 60-100 
 nothing about the motor. Two readings per registry (its latest thermal model):
 
 * **the same frames, hotter driven machines** (our simulator): healthy samples of a fleet of
-  ``--domain`` (seed ``--seed``, no model trained on it) rendered again with every driven machine at
+  ``--domain`` (seeds ``--seeds``, no model trained on them) rendered again with every driven machine at
   each of ``SETTINGS`` (rise over ambient at full load in K, a pump's fluid in °C); every frame is
   scored through ``linewatch inspect``'s path (:class:`models.inspect.Inspector`); reported: the mean
   bearing-wear probability and the share of frames named a fault, per setting;
