@@ -28,7 +28,6 @@ import json
 import platform
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -40,22 +39,9 @@ DRIVEN_READINGS = ("driven.mean_rise", "driven.p90_rise", "driven.max_rise", "re
 
 def render(root: Path, domain: str, seed: int, frames: int, driven: tuple[float, float]) -> tuple[Path, list[Path]]:
     """``frames`` healthy frames of the fleet, every driven machine at ``driven``, as landing-zone files."""
-    import tifffile
+    from models.data.healthy_frame_files import write_healthy_frames
 
-    from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
-    from models.data.domain_data import _world
-
-    fleet, _, specs = _world(domain, 24, seed, 30)
-    fleet = [replace(a, driven_rise_k=driven[0], driven_base_c=driven[1]) for a in fleet]
-    renderer = DomainRenderer(fleet, seed)
-    root.mkdir(parents=True)
-    (root / "assets.json").write_text(json.dumps(domain_registry_json(fleet, seed, DOMAINS[domain])))
-    paths = []
-    for k, spec in enumerate([s for s in specs if s.fault == "normal"][:frames]):
-        path = root / f"{spec.asset_id}-20261129T1400{k:05d}.tiff"
-        tifffile.imwrite(path, renderer.render(spec, ("thermal",)).frame)
-        paths.append(path)
-    return root, paths
+    return root, write_healthy_frames(root, domain, seed, frames, assets=24, driven=driven)
 
 
 def shifted(x: np.ndarray, dk: float) -> np.ndarray:

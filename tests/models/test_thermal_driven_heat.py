@@ -7,14 +7,11 @@ raised 11 of its 17 false alarms."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-from pathlib import Path
-
 import numpy as np
 import pytest
 import tifffile
 
+from models.data.healthy_frame_files import write_healthy_frames
 from models.inspect import Inspector
 from models.inspect.readers import load_assets
 from models.registry import default_registry
@@ -26,31 +23,14 @@ SEED = 4322  #: a fleet seed no model was trained on
 COOL, HOT = (15.0, 30.0), (70.0, 90.0)
 
 
-def _render(tmp: Path, driven: tuple[float, float], n: int) -> tuple[Path, list[Path]]:
-    """``n`` healthy frames of a fleet of the training domain, every driven machine at ``driven``."""
-    from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
-    from models.data.domain_data import _world
-
-    fleet, _, specs = _world("train", 12, SEED, 30)
-    fleet = [replace(a, driven_rise_k=driven[0], driven_base_c=driven[1]) for a in fleet]
-    renderer = DomainRenderer(fleet, SEED)
-    tmp.mkdir()
-    (tmp / "assets.json").write_text(json.dumps(domain_registry_json(fleet, SEED, DOMAINS["train"])))
-    paths = []
-    for k, spec in enumerate([s for s in specs if s.fault == "normal"][:n]):
-        path = tmp / f"{spec.asset_id}-20261129T1400{k:05d}.tiff"
-        tifffile.imwrite(path, renderer.render(spec, ("thermal",)).frame)
-        paths.append(path)
-    return tmp, paths
-
-
 def test_a_hot_driven_machine_is_not_read_as_a_worn_bearing(tmp_path) -> None:
     from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, thermal_vector
 
     driven_rise = THERMAL_VECTOR_NAMES.index("driven.mean_rise")
     readings = {}
     for name, driven in (("cool", COOL), ("hot", HOT)):
-        root, paths = _render(tmp_path / name, driven, 30)
+        root = tmp_path / name  # the same 30 healthy samples of 12 machines of the training domain
+        paths = write_healthy_frames(root, "train", SEED, 30, assets=12, driven=driven)
         assets = load_assets(root / "assets.json")
         results = Inspector(assets=assets).score(paths)[0]
         assert all(r.error is None for r in results)
