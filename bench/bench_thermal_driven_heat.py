@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,13 +36,6 @@ import numpy as np
 SETTINGS: dict[str, tuple[float, float]] = {"cool": (15.0, 30.0), "warm": (40.0, 60.0), "hot": (70.0, 90.0)}
 SHIFTS_K = (-30.0, -15.0, 0.0, 15.0, 30.0)
 DRIVEN_READINGS = ("driven.mean_rise", "driven.p90_rise", "driven.max_rise", "rel.driven_minus_body")
-
-
-def render(root: Path, domain: str, seed: int, frames: int, driven: tuple[float, float]) -> tuple[Path, list[Path]]:
-    """``frames`` healthy frames of the fleet, every driven machine at ``driven``, as landing-zone files."""
-    from models.data.healthy_frame_files import write_healthy_frames
-
-    return root, write_healthy_frames(root, domain, seed, frames, assets=24, driven=driven)
 
 
 def shifted(x: np.ndarray, dk: float) -> np.ndarray:
@@ -85,6 +79,7 @@ def main() -> None:
 
     from tqdm.auto import tqdm
 
+    from models.data.healthy_frame_files import write_healthy_frames
     from models.export.onnx_export import ort_logits, ort_session
     from models.inspect import Inspector
     from models.inspect.readers import load_assets
@@ -93,9 +88,12 @@ def main() -> None:
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        rendered = {(seed, name): render(Path(tmp) / f"{seed}-{name}", args.domain, seed,
-                                         args.frames, driven)
-                    for seed in tqdm(args.seeds, desc="render", unit="fleet") for name, driven in SETTINGS.items()}
+        rendered = {}  # (seed, setting) -> (folder, frame paths)
+        for seed in tqdm(args.seeds, desc="render", unit="fleet"):
+            for name, driven in SETTINGS.items():
+                root = Path(tmp) / f"{seed}-{name}"
+                rendered[(seed, name)] = (root, write_healthy_frames(root, args.domain, seed, args.frames, assets=24,
+                                                                     driven=driven))
         foreign = (foreign_vectors(args.foreign_report, args.foreign_data)
                    if args.foreign_report and args.foreign_data else None)
         results: dict[str, dict] = {}
@@ -125,11 +123,7 @@ def main() -> None:
             print(f"{reg} (thermal {version}) ours: {line}")
             for dk, v in entry.get("foreign", {}).items():
                 print(f"    foreign, driven {dk} K: p_bear {v['mean_p_bearing']:.3f}, top class a fault {v['fault_share']:.1%}")
-    report = {"command": "bench/bench_thermal_driven_heat.py " + " ".join(
-                  [*(f"--registry {r}" for r in args.registry), f"--domain {args.domain}",
-                   "--seeds " + " ".join(map(str, args.seeds)), f"--frames {args.frames}",
-                   *( [f"--foreign-report {args.foreign_report}", f"--foreign-data {args.foreign_data}"]
-                      if foreign is not None else [])]),
+    report = {"command": "bench/bench_thermal_driven_heat.py " + " ".join(sys.argv[1:]),
               "host": platform.node(), "settings_k_c": SETTINGS, "shifts_k": SHIFTS_K,
               "seconds": round(time.perf_counter() - t0, 1), "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
