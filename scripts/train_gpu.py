@@ -132,6 +132,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--patience", type=int, default=20)
     parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--distillation", choices=("auto", "always", "never"), default="auto",
+                        help="which student to keep: auto, the distilled one where it beats the label-only one on "
+                             "validation (the default); always the distilled one (a label-only student that won on "
+                             "validation raised 17.7 %% thermal false alarms on another generator's machines, its "
+                             "distilled twin 1.9 %%: docs/models.md, \"Thermal v7's control runs\"); never")
     parser.add_argument("--user-box-share", type=float, default=0.0,
                         help="share of the train-domain machines whose thermal frames are read with region boxes as "
                              "users hold them (none / rough / camera moved; models.data.user_boxes); 0: exact boxes")
@@ -191,7 +196,7 @@ def main() -> None:
     for modality in [m for m in args.modalities.split(",") if m]:  # "": render the data only
         t = time.perf_counter()
         cfg = TrainConfig(device=args.device, batch_size=args.batch_size, progress=False, seed=args.seed,
-                          patience=args.patience)
+                          patience=args.patience, distillation=args.distillation)
         cfg.teacher.lr = args.teacher_lr
         for field, value in (("hidden_size", args.teacher_hidden), ("num_layers", args.teacher_layers),
                              ("num_heads", args.teacher_heads), ("intermediate_size", args.teacher_ff),

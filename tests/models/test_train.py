@@ -1,7 +1,8 @@
 """End-to-end training on tiny data (CPU smoke runs): card and files, the grouped split, gates
 that stop registration (a failed INT8 gate, a regressed model without --force), the regression
 check across a features version (the old model's columns picked by name), datasets from a
-directory equal to the in-memory ones, training from a saved teacher checkpoint."""
+directory equal to the in-memory ones, training from a saved teacher checkpoint, the kept student
+as the distillation rule asks."""
 
 from __future__ import annotations
 
@@ -92,6 +93,23 @@ def test_split_is_grouped_by_machine(tiny) -> None:
     assert not machines["train"] & machines["val"]
     assert not machines["val"] & machines["test"]
     assert sum(len(v) for v in bundle.split.values()) == data.inputs.shape[0]
+
+
+def test_the_kept_student_follows_the_distillation_rule(tiny) -> None:
+    """``auto`` keeps the student with the better validation macro-F1; ``always`` / ``never`` keep the
+    distilled / label-only one whatever validation says (docs/models.md, "Thermal v7's control runs":
+    a label-only student that won on validation was the worst of five on another generator's machines)."""
+    data = tiny[0].samples("plc")
+    kept = {rule: fit_models("plc", data, tiny_config().model_copy(update={"distillation": rule}))
+            for rule in ("auto", "always", "never")}
+    assert kept["always"].chosen == "student_distilled"
+    assert kept["never"].chosen == "student_label_only"
+    f1 = kept["auto"].val_macro_f1
+    assert kept["auto"].chosen == ("student_distilled" if f1["student_distilled"] > f1["student_label_only"]
+                                   else "student_label_only")
+    # the same seed, split and students under every rule: only the choice differs
+    assert kept["always"].val_macro_f1 == f1 == kept["never"].val_macro_f1
+    assert all(k.split == kept["auto"].split for k in kept.values())
 
 
 def test_failed_gate_raises_and_registers_nothing(tiny, tmp_path) -> None:
