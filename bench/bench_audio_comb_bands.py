@@ -21,7 +21,9 @@ statistic at a time (no model):
 
 Each statistic's threshold is the 99th percentile of the same fleet's healthy clips (so each row is
 its best case at 1 % healthy false alarms); reported: the recall of worn bearings above it, on every
-clip and on the clips whose bearing ``assets.json`` describes.
+clip, on the clips whose bearing ``assets.json`` describes, and on machines without a drive (the
+shipped combs notch a drive's carrier lines out of the bands that hold it; the all-band combs here
+do not, which could only favour the shipped ones on drives).
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ def _our_rows(job: tuple[str, int, int, int, list[int]]) -> list[dict]:
         v = audio_vector(clip, 16_000, profile)
         rows.append({"fault": spec.fault, "severity": float(spec.severity),
                      "described": bool(v[AUDIO_VECTOR_NAMES.index("flag.orders_available")] > 0.5),
+                     "drive": bool(v[AUDIO_VECTOR_NAMES.index("flag.vfd")] > 0.5),
                      "stats": statistics(v, band_combs(clip, profile, clip_speed(v)))})
     return rows
 
@@ -122,24 +125,33 @@ def _foreign_rows(report: Path, data: Path) -> list[dict]:
                                    source=r["wav"]).vector
         rows.append({"fault": r["cls"], "severity": float(r["severity"]),
                      "described": bool(v[AUDIO_VECTOR_NAMES.index("flag.orders_available")] > 0.5),
+                     "drive": bool(v[AUDIO_VECTOR_NAMES.index("flag.vfd")] > 0.5),
                      "served": r["audio"]["class"],
                      "stats": statistics(v, band_combs(resample_to_16k(x, rate), profile, clip_speed(v)))})
     return rows
 
 
+def _recall_at_1pct(healthy: list[dict], worn: list[dict], key: str) -> tuple[float, float]:
+    t = float(np.percentile([r["stats"][key] for r in healthy], 99))
+    return t, float(np.mean([r["stats"][key] > t for r in worn]))
+
+
 def recalls(rows: list[dict]) -> dict:
-    """Per statistic: the healthy 99th percentile and the recall of worn bearings past moderate above it."""
+    """Per statistic: the healthy 99th percentile and the recall of worn bearings past moderate above it;
+    also on the clips whose bearing ``assets.json`` describes, and on machines without a drive (the
+    shipped combs notch a drive carrier's lines out of the bands that hold it, the all-band combs do
+    not), each against the healthy clips of the same kind."""
     healthy = [r for r in rows if r["fault"] == "normal"]
     worn = [r for r in rows if r["fault"] == "bearing_wear" and r["severity"] >= 0.5]
     out: dict = {"healthy": len(healthy), "worn_past_moderate": len(worn),
-                 "worn_described": sum(r["described"] for r in worn), "statistics": {}}
+                 "worn_described": sum(r["described"] for r in worn),
+                 "worn_without_drive": sum(not r["drive"] for r in worn), "statistics": {}}
     for key in rows[0]["stats"]:
-        t = float(np.percentile([r["stats"][key] for r in healthy], 99))
-        t_d = float(np.percentile([r["stats"][key] for r in healthy if r["described"]], 99))
-        out["statistics"][key] = {
-            "threshold": round(t, 3),
-            "recall": round(float(np.mean([r["stats"][key] > t for r in worn])), 3),
-            "recall_described": round(float(np.mean([r["stats"][key] > t_d for r in worn if r["described"]])), 3)}
+        t, recall = _recall_at_1pct(healthy, worn, key)
+        _, described = _recall_at_1pct([r for r in healthy if r["described"]], [r for r in worn if r["described"]], key)
+        _, no_drive = _recall_at_1pct([r for r in healthy if not r["drive"]], [r for r in worn if not r["drive"]], key)
+        out["statistics"][key] = {"threshold": round(t, 3), "recall": round(recall, 3),
+                                  "recall_described": round(described, 3), "recall_without_drive": round(no_drive, 3)}
     served = [r for r in rows if "served" in r]
     if served:
         out["served_audio"] = {
@@ -178,7 +190,8 @@ def main() -> None:
     for name, res in results.items():
         print(f"{name}: {res['healthy']} healthy, {res['worn_past_moderate']} worn past moderate")
         for key, s in res["statistics"].items():
-            print(f"   {key:24s} recall at 1 % healthy {s['recall']:.3f} (bearing described {s['recall_described']:.3f})")
+            print(f"   {key:24s} recall at 1 % healthy {s['recall']:.3f} (bearing described {s['recall_described']:.3f}, "
+                  f"no drive {s['recall_without_drive']:.3f})")
         if "served_audio" in res:
             print(f"   served audio: recall {res['served_audio']['recall']:.3f} at {res['served_audio']['healthy_fpr']:.2%}; "
                   f"comb.max alone at that rate {res['comb_max_at_served_fpr']['recall']:.3f}")
