@@ -51,7 +51,8 @@ def band_combs(x16: np.ndarray, profile, shaft_hz: float) -> dict[str, float]:
     x = x16[:ap.SEGMENT].astype(np.float64)
     x = x - float(x.mean())
     n = x.shape[0]
-    envelopes = ap._band_envelopes(scipy.fft.rfft(x), n, ap._KURTOGRAM_BANDS)
+    bands = ap.kurtogram_bands()
+    envelopes = ap._band_envelopes(scipy.fft.rfft(x), n, bands)
     proms = np.stack([ap._envelope_prominence(arr[row] - float(arr[row].mean()), n / ap.SAMPLE_RATE)[0]
                       for arr, row in envelopes])
     orders = profile.bearing_orders
@@ -67,7 +68,7 @@ def band_combs(x16: np.ndarray, profile, shaft_hz: float) -> dict[str, float]:
         per_band = np.maximum(per_band, values)
     out["all_bands.max"] = float(per_band.max())
     out["all_bands.blind"] = float(max(ap.blind_comb(p, df, shaft_hz)[0] for p in proms))
-    widths = np.array([b[1] - b[0] for b in ap._KURTOGRAM_BANDS])
+    widths = np.array([b[1] - b[0] for b in bands])
     for w in BANDWIDTHS:
         out[f"bandwidth_{int(w)}.max"] = float(per_band[widths == w].max())
     return out
@@ -108,6 +109,11 @@ def _our_rows(job: tuple[str, int, int, int, list[int]]) -> list[dict]:
 
 
 def _foreign_rows(report: Path, data: Path) -> list[dict]:
+    """The other generator's healthy and worn-bearing recordings; beside the combs, two readings only
+    it has: the expert's statistic (``expert.env_peak_db``: the envelope peak at the true fault
+    frequencies in the true resonance band, *without* the machine's healthy median the expert reads it
+    against) and, where the fleet folder holds a commissioning recording of every machine
+    (``reference/``), ``comb.max`` minus that recording's."""
     from models.inspect.readers import load_assets, read_wav
     from models.inspect.scoring import Inspector
     from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, clip_speed, resample_to_16k
@@ -115,19 +121,35 @@ def _foreign_rows(report: Path, data: Path) -> list[dict]:
 
     rep = json.loads(report.read_text())
     inspector = Inspector(assets=load_assets(data / "assets.json"))
+
+    def vector(x: np.ndarray, rate: int, asset_id: str) -> np.ndarray:
+        profile = inspector.profile(asset_id, [])
+        return audio_features_message(asset_id, profile.asset_type, 0, x, rate, profile, shaft_hz=None,
+                                      source=asset_id).vector
+
+    comb = AUDIO_VECTOR_NAMES.index("comb.max")
+    commissioning = {}
+    for path in sorted((data / "reference").glob("*.wav")):
+        aid = inspector.asset_of(path) or ""
+        commissioning[aid] = float(vector(*read_wav(path, []), aid)[comb])
     rows = []
     for r in rep["records"]:
         if r["cls"] not in ("normal", "bearing_wear") or rep["machines"][r["asset_id"]].get("subkind") == "piston":
             continue
         profile = inspector.profile(r["asset_id"], [])
         x, rate = read_wav(data / "files" / r["wav"], [])
-        v = audio_features_message(r["asset_id"], profile.asset_type, 0, x, rate, profile, shaft_hz=None,
-                                   source=r["wav"]).vector
+        v = vector(x, rate, r["asset_id"])
+        stats = statistics(v, band_combs(resample_to_16k(x, rate), profile, clip_speed(v)))
+        stats["expert.env_peak_db"] = float(r["expert"]["env_peak_db"])
+        if r["asset_id"] in commissioning:
+            stats["comb.max_minus_commissioning"] = stats["comb.max"] - commissioning[r["asset_id"]]
         rows.append({"fault": r["cls"], "severity": float(r["severity"]),
                      "described": bool(v[AUDIO_VECTOR_NAMES.index("flag.orders_available")] > 0.5),
                      "drive": bool(v[AUDIO_VECTOR_NAMES.index("flag.vfd")] > 0.5),
-                     "served": r["audio"]["class"],
-                     "stats": statistics(v, band_combs(resample_to_16k(x, rate), profile, clip_speed(v)))})
+                     "served": r["audio"]["class"], "stats": stats})
+    keys = set.intersection(*(set(r["stats"]) for r in rows))  # a reading some machine lacks is left out
+    for r in rows:
+        r["stats"] = {k: v for k, v in r["stats"].items() if k in keys}
     return rows
 
 
