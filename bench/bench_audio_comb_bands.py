@@ -184,6 +184,9 @@ def recalls(rows: list[dict]) -> dict:
         t = float(np.quantile(values, 1.0 - fpr)) if fpr > 0 else float(values.max())
         out["comb_max_at_served_fpr"] = {"threshold": round(t, 3), "recall": round(
             float(np.mean([r["stats"]["comb.max"] > t for r in worn])), 3)}
+        missed = [r["stats"]["comb.max"] for r in worn if r["served"] != "bearing_wear"]
+        out["served_misses"] = {"n": len(missed), "comb_max_median": round(float(np.median(missed)), 3) if missed else None,
+                                "healthy_comb_max_p99": out["statistics"]["comb.max"]["threshold"]}
     return out
 
 
@@ -216,7 +219,8 @@ def main() -> None:
                   f"no drive {s['recall_without_drive']:.3f})")
         if "served_audio" in res:
             print(f"   served audio: recall {res['served_audio']['recall']:.3f} at {res['served_audio']['healthy_fpr']:.2%}; "
-                  f"comb.max alone at that rate {res['comb_max_at_served_fpr']['recall']:.3f}")
+                  f"comb.max alone at that rate {res['comb_max_at_served_fpr']['recall']:.3f}; its misses' comb.max "
+                  f"median {res['served_misses']['comb_max_median']} (healthy p99 {res['served_misses']['healthy_comb_max_p99']})")
     print(f"report {args.out} ({report['seconds']} s)")
 
 
