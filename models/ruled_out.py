@@ -1,4 +1,5 @@
-"""What a frame rules out on physics alone: a motor body warmer at its fan end is not a healthy motor.
+"""What an input rules out on physics alone: a motor body warmer at its fan end, or a shaft tone far
+over the machine's own healthy level, is not a healthy machine.
 
 A totally enclosed fan-cooled motor is coolest at its fan end while its fan blows
 (:mod:`pipeline.features.body_axial`). A frame whose motor body, read in the middle half of a box the
@@ -20,6 +21,14 @@ least :data:`FITTED_MIN_BODY_RISE_K` above ambient): given boxes registered onto
 there thermal names cooling failure although it names no other fault on proposed boxes but a hot
 connection (:data:`models.withheld_classes.STATS_RELEASE`; docs/models.md, "Thermal: a body warmer at
 its fan end, on fitted boxes").
+
+Since session 38 an **audio** clip rules ``normal`` out where it is read against the machine's own
+healthy levels (learnt by the job, or ``inspect --healthy-audio``), the machine is not on a drive, and
+its 1x tone stands :data:`AUDIO_1X_RISE_DB` or more over them (:func:`raised_one_x`): audio names
+the likeliest fault (in practice imbalance). The model reads that rise beside everything else in the
+clip; on the other generator's fleet 1 it called 12 of 60 imbalances on fixed-speed machines normal
+whose 1x had risen 6.4-10.8 dB over the commissioning recording's, where no healthy recording of that
+fleet rose more than 5.7 dB (docs/models.md, "Audio: a 1x risen over the machine's own healthy level").
 
 A ruled-out class:
 
@@ -59,6 +68,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
 from pipeline.features.body_axial import MID_AXIAL_STAT
 from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
@@ -108,10 +118,44 @@ def fan_end_warmer(x: np.ndarray, stats: Mapping[str, float] | None) -> bool:
     return BODY_REVERSAL_LIMIT <= ratio < FITTED_FAN_END_WARMER_RATIO and rise >= FITTED_MIN_BODY_RISE_K
 
 
+#: How far (dB) a clip's 1x tone may rise over the machine's own healthy level
+#: (``baseline.shaft.1x.delta_db``: the job's learnt levels, or ``inspect --healthy-audio``) before
+#: audio rules ``normal`` out: an out-of-balance rotor's 1x force is its unbalance (mass x eccentricity)
+#: times the square of its speed, so at a fixed speed the 1x grows with the unbalance alone; healthy
+#: fixed-speed clips of our fleets rose at most 6.2 dB over their levels (one healthy pump of the other
+#: generator's seed-7 fleet 7.6 dB, one fan there 9.0 dB: docs/models.md). Chosen on two fleets
+#: of our simulator (``bench/bench_audio_imbalance_rise.py``, seeds 5151 and 3102, each clip read against
+#: the job's learnt levels and against one commissioning recording) as the smallest 0.5 dB step at which
+#: the rule changes no verdict but of an imbalance or of a cooling failure by a broken fan blade (a rotor
+#: imbalance itself); checked on the other generator's fleets (docs/models.md, "Audio: a 1x risen over
+#: the machine's own healthy level").
+AUDIO_1X_RISE_DB = 7.5
+_AUDIO_WIDTH = len(AUDIO_VECTOR_NAMES)
+_ONE_X_RISE = AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")
+_AUDIO_BASELINE = AUDIO_VECTOR_NAMES.index("baseline.available")
+_ON_A_DRIVE = AUDIO_VECTOR_NAMES.index("flag.vfd")
+
+
+def raised_one_x(x: np.ndarray, rise_db: float = AUDIO_1X_RISE_DB) -> bool:
+    """Whether an audio clip (``x``: its model input) of a machine not on a drive (``flag.vfd`` 0) is
+    read against the machine's healthy levels (``baseline.available``: learnt, and covering the clip's
+    speed) and its 1x tone stands at least ``rise_db`` over them. On a drive the 1x level over the clip's
+    own moves with the speed (structural resonances pass by, the other sounds grow at other rates), and
+    levels learnt over several speeds are a median of them: the rise is not read there."""
+    return (x.shape[-1] == _AUDIO_WIDTH and float(x[_AUDIO_BASELINE]) >= 0.5 and float(x[_ON_A_DRIVE]) < 0.5
+            and float(x[_ONE_X_RISE]) >= rise_db)
+
+
 def ruled_out(modality: str, x: np.ndarray, stats: Mapping[str, float] | None = None) -> tuple[str, ...]:
     """The classes the features message rules out on physics (``x``: its model input, no batch axis;
-    ``stats``: its statistics)."""
-    return ("normal",) if modality == "thermal" and fan_end_warmer(x, stats) else ()
+    ``stats``: its statistics): ``normal`` on a thermal frame warmer at its fan end
+    (:func:`fan_end_warmer`) and on an audio clip whose 1x rose far over the machine's healthy level
+    (:func:`raised_one_x`)."""
+    if modality == "thermal" and fan_end_warmer(x, stats):
+        return ("normal",)
+    if modality == "audio" and raised_one_x(x):
+        return ("normal",)
+    return ()
 
 
 def rule_out(probabilities: Mapping[str, float], ruled: Sequence[str], classes: Sequence[str]) -> dict[str, float]:
@@ -132,3 +176,22 @@ def fan_end_warmer_note(stats: Mapping[str, float], x: np.ndarray) -> str:
             "and the fins (and " + ("that fan_side in assets.json, or the proposed boxes, put the fan end where it is)"
                                     if float(stats.get("regions_proposed", 0.0)) >= 0.5 else
                                     "that the regions in assets.json have the fan end on the right side)"))
+
+
+def raised_one_x_note(x: np.ndarray) -> str:
+    """The warning an audio clip that rules ``normal`` out gets in ``linewatch inspect``.
+
+    >>> x = np.zeros(len(AUDIO_VECTOR_NAMES), np.float32)
+    >>> x[_ONE_X_RISE], x[_AUDIO_BASELINE] = 11.5, 1.0
+    >>> raised_one_x_note(x)[:62]
+    "the shaft's 1x tone stands 11.5 dB over the machine's healthy "
+    """
+    return (f"the shaft's 1x tone stands {float(x[_ONE_X_RISE]):.1f} dB over the machine's healthy level (from "
+            f"{AUDIO_1X_RISE_DB:.1f} dB audio does not call a clip healthy): check the rotor's balance (fan or "
+            "impeller deposits, a lost balance weight, a broken blade) and the coupling's alignment")
+
+
+def ruled_out_note(modality: str, x: np.ndarray, stats: Mapping[str, float] | None) -> str:
+    """What ``linewatch inspect`` tells a user whose file rules ``normal`` out (:func:`ruled_out`)."""
+    return raised_one_x_note(x) if modality == "audio" else fan_end_warmer_note(stats or {}, x)
+

@@ -29,7 +29,7 @@ from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
 from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
-from models.ruled_out import fan_end_warmer_note, rule_out, ruled_out
+from models.ruled_out import rule_out, ruled_out, ruled_out_note
 from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile, unknown_regions_note
 from pipeline.features.region_boxes import unreadable_regions_note
@@ -569,11 +569,13 @@ class Inspector:
                 if result.withheld:  # dropped, the rest renormalised (models.withheld_classes)
                     kept = drop_withheld(dict(zip(classes, probs.tolist(), strict=True)), result.withheld, classes)
                     probs = np.array([kept[c] for c in classes])
-                result.ruled_out = sorted({c for x in inputs for c in ruled_out(modality, x, stats)} & set(classes))
+                ruled = [ruled_out(modality, x, stats) for x in inputs]  # on at least half of the file's inputs
+                result.ruled_out = sorted(c for c in set(classes) if 2 * sum(c in r for r in ruled) >= len(ruled) > 0)
                 if result.ruled_out:  # at 0, the rest renormalised (models.ruled_out)
                     kept = rule_out(dict(zip(classes, probs.tolist(), strict=True)), result.ruled_out, classes)
                     probs = np.array([kept[c] for c in classes])
-                    result.warnings.append(fan_end_warmer_note(stats or {}, inputs[0]))
+                    first = next(x for x, r in zip(inputs, ruled, strict=True) if r)
+                    result.warnings.append(ruled_out_note(modality, first, stats))
                 far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:

@@ -152,6 +152,30 @@ def test_a_healthy_recording_of_the_machine_lets_audio_name_an_imbalance(plant) 
     assert healthy[0].label == "normal", healthy[0].probabilities
 
 
+def test_a_1x_far_over_the_healthy_recording_s_is_not_called_healthy(plant, tmp_path) -> None:
+    """The pump's healthy clip with a tone at its own shaft speed added (its 1x far over the healthy
+    recording's): audio rules ``normal`` out, names imbalance and says what to check; the healthy clip
+    read against itself rules nothing out. Read without the healthy recording, the same raised clip
+    withholds imbalance and rules nothing out (no level to rise over)."""
+    import soundfile
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    healthy = cases["normal"][0]
+    (alone,), _ = inspector.score([healthy], healthy_audio=[healthy])
+    assert alone.ruled_out == [] and alone.label == "normal", alone.probabilities
+    samples, rate = soundfile.read(healthy, dtype="float64")
+    t = np.arange(len(samples)) / rate
+    raised = samples + np.sqrt(np.mean(samples**2)) * np.sin(2 * np.pi * alone.shaft_hz * t)
+    wav = tmp_path / healthy.name
+    wav.write_bytes(encode_wav(np.clip(raised * 32767, -32768, 32767).astype(np.int16), rate))
+    (read,), _ = inspector.score([wav], healthy_audio=[healthy])
+    assert read.ruled_out == ["normal"] and read.label == "imbalance", (read.probabilities, read.warnings)
+    assert any("1x tone stands" in w for w in read.warnings), read.warnings
+    (without,), _ = inspector.score([wav])
+    assert without.ruled_out == [] and without.withheld == ["imbalance"]
+
+
 def test_a_healthy_recording_at_another_speed_is_not_the_clip_s_baseline(plant, tmp_path) -> None:
     """The same machine sped up by a quarter (its clip replayed 1.25x faster: every tone, the shaft's
     too) is read without the healthy recording made at the old speed, and says why."""

@@ -187,3 +187,22 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
     for flags in (known, {"regions_registered": 1.0}):  # a cool body in a fitted box: the box may lie off it
         assert ruled_out("thermal", cool, {**flags, **turned}) == ()
     assert ruled_out("thermal", cool, turned) == ("normal",)  # boxes as given: read as before
+
+
+def test_a_1x_far_over_the_machine_s_healthy_level_rules_normal_out_only_against_a_baseline() -> None:
+    """Audio rules ``normal`` out where the clip's 1x stands at least ``AUDIO_1X_RISE_DB`` over the
+    machine's healthy level; not just below it, and not where the clip is read without a baseline (none
+    learnt, or one learnt at other speeds: ``baseline.available`` 0), however large the delta."""
+    from models.ruled_out import AUDIO_1X_RISE_DB, raised_one_x, ruled_out, ruled_out_note
+
+    x = np.zeros(len(AUDIO_VECTOR_NAMES), np.float32)
+    x[AUDIO_VECTOR_NAMES.index("baseline.available")] = 1.0
+    x[AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")] = AUDIO_1X_RISE_DB
+    assert ruled_out("audio", x) == ("normal",) and raised_one_x(x)
+    assert "1x tone stands" in ruled_out_note("audio", x, {})
+    x[AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")] = AUDIO_1X_RISE_DB - 0.1
+    assert ruled_out("audio", x) == ()
+    x[AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")] = 30.0
+    x[AUDIO_VECTOR_NAMES.index("baseline.available")] = 0.0
+    assert ruled_out("audio", x) == ()
+    assert ruled_out("plc", np.full(len(AUDIO_VECTOR_NAMES), 30.0, np.float32)) == ()

@@ -118,6 +118,30 @@ def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
     assert all(preds[i].probabilities[normal] > 0.0 for i in (1, 2, 3))
 
 
+def test_audio_does_not_call_a_1x_far_over_the_machine_s_healthy_level_healthy(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    from models.ruled_out import AUDIO_1X_RISE_DB
+    from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "audio")
+    rise, available, drive = (AUDIO_VECTOR_NAMES.index(n) for n in ("baseline.shaft.1x.delta_db", "baseline.available",
+                                                                     "flag.vfd"))
+    cases = [(AUDIO_1X_RISE_DB + 4, 1.0, 0.0), (AUDIO_1X_RISE_DB - 4, 1.0, 0.0),  # (1x rise, baseline, drive)
+             (AUDIO_1X_RISE_DB + 4, 0.0, 0.0), (AUDIO_1X_RISE_DB + 4, 1.0, 1.0)]  # no baseline; on a drive
+    ids = {}
+    with running(worker):
+        for i, case in enumerate(cases):
+            x = np.random.default_rng(i).normal(size=len(AUDIO_VECTOR_NAMES)).astype(np.float32)
+            x[[rise, available, drive]] = case
+            ids[write(redis_client, stream_names.features("audio", "PMP-01"),
+                      features("audio", "PMP-01", 1000 + i, value=x))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "audio")) == len(cases), 30, "4 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "audio")}
+    normal = preds[0].classes.index("normal")
+    assert preds[0].probabilities[normal] == 0.0 and preds[0].label != "normal"
+    assert all(preds[i].probabilities[normal] > 0.0 for i in (1, 2, 3))
+
+
 def test_poison_messages_are_dead_lettered_and_the_service_keeps_going(redis_client: redis.Redis,
                                                                        stream_names: StreamNames) -> None:
     worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "thermal")
