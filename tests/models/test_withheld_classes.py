@@ -191,8 +191,9 @@ def test_on_proposed_boxes_with_known_ends_a_body_clearly_warmer_at_its_fan_end_
 
 def test_a_1x_far_over_the_machine_s_healthy_level_rules_normal_out_only_against_a_baseline() -> None:
     """Audio rules ``normal`` out where the clip's 1x stands at least ``AUDIO_1X_RISE_DB`` over the
-    machine's healthy level; not just below it, and not where the clip is read without a baseline (none
-    learnt, or one learnt at other speeds: ``baseline.available`` 0), however large the delta."""
+    machine's healthy level; not just below it, not on a drive, and not where the clip is read without a
+    baseline (none learnt, or one learnt at other speeds: ``baseline.available`` 0), however large the
+    delta."""
     from models.ruled_out import AUDIO_1X_RISE_DB, raised_one_x, ruled_out, ruled_out_note
 
     x = np.zeros(len(AUDIO_VECTOR_NAMES), np.float32)
@@ -203,6 +204,9 @@ def test_a_1x_far_over_the_machine_s_healthy_level_rules_normal_out_only_against
     x[AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")] = AUDIO_1X_RISE_DB - 0.1
     assert ruled_out("audio", x) == ()
     x[AUDIO_VECTOR_NAMES.index("baseline.shaft.1x.delta_db")] = 30.0
+    x[AUDIO_VECTOR_NAMES.index("flag.vfd")] = 1.0  # on a drive the 1x level moves with speed: not read
+    assert ruled_out("audio", x) == ()
+    x[AUDIO_VECTOR_NAMES.index("flag.vfd")] = 0.0
     x[AUDIO_VECTOR_NAMES.index("baseline.available")] = 0.0
     assert ruled_out("audio", x) == ()
     assert ruled_out("plc", np.full(len(AUDIO_VECTOR_NAMES), 30.0, np.float32)) == ()
