@@ -111,10 +111,12 @@ def _foreign_rows(report: Path, data: Path) -> list[dict]:
     profiles = load_assets(data / "assets.json")
     inspector = Inspector(assets=profiles)
     references = sorted((data / "reference").glob("*.wav"))
+    baselines = {aid: inspector.audio_baselines([p for p in references if inspector.asset_of(p) == aid], aid).get(aid)
+                 for aid in sorted({r["asset_id"] for r in rep["records"]})}
     rows = []
     for r in rep["records"]:
         aid = r["asset_id"]
-        levels = inspector.audio_baselines([p for p in references if inspector.asset_of(p) == aid], aid).get(aid)
+        levels = baselines[aid]
         x, rate = read_wav(data / "files" / r["wav"], [])
         profile = inspector.profile(aid, [])
         msg = audio_features_message(aid, profile.asset_type, 0, x, rate, profile, shaft_hz=None, source=aid,
