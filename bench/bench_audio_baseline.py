@@ -53,11 +53,11 @@ def _render_machine(args: tuple[str, int, int, int, int, int, float]) -> dict[st
     """Every sample of one machine, its healthy baseline, and chronic baselines (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, audio_vector
 
     domain, n_assets, seed, spc, asset_index, n_base, chronic_share = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, spc)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, spc)
     mine = [s for s in specs if s.asset_index == asset_index]
     if not mine:
         return None
@@ -99,9 +99,9 @@ def _render_machine(args: tuple[str, int, int, int, int, int, float]) -> dict[st
 
 def render(domain: str, n_assets: int, seed: int, per_class: int, n_base: int, chronic_share: float,
            workers: int) -> dict[str, np.ndarray]:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    _, _, specs = _world(domain, n_assets, seed, per_class)
+    _, _, specs = domain_world(domain, n_assets, seed, per_class)
     tasks = [(domain, n_assets, seed, per_class, i, n_base, chronic_share) for i in range(n_assets)]
     parts = []
     with ProcessPoolExecutor(max_workers=workers) as pool:

@@ -90,11 +90,11 @@ def _render_machine(args: tuple[str, int, int, int, int, int]) -> dict[str, np.n
     and the machine's drawn physics (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from pipeline.features.audio_physics import AUDIO_CLIP_NAMES, audio_vector
 
     domain, n_assets, seed, per_class, asset_index, n_base = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
     mine = [s for s in specs if s.asset_index == asset_index]
     wanted = [s for s in mine if s.fault in ("normal", "bearing_wear")]
     if not wanted:
@@ -131,9 +131,9 @@ def _render_machine(args: tuple[str, int, int, int, int, int]) -> dict[str, np.n
 
 
 def render(domain: str, n_assets: int, seed: int, per_class: int, n_base: int, workers: int) -> dict[str, np.ndarray]:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    _, _, specs = _world(domain, n_assets, seed, per_class)
+    _, _, specs = domain_world(domain, n_assets, seed, per_class)
     tasks = [(domain, n_assets, seed, per_class, i, n_base) for i in range(n_assets)]
     parts = []
     with ProcessPoolExecutor(max_workers=workers) as pool:

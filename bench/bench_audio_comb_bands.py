@@ -84,9 +84,9 @@ def statistics(vector: np.ndarray, combs: dict[str, float]) -> dict[str, float]:
 def _our_fleet(domain: str, n_assets: int, seed: int, per_class: int, workers: int) -> list[dict]:
     from multiprocessing import Pool
 
-    from linewatch.simulator.domain import DOMAINS, domain_fleet, draw_domain_specs
+    from models.data.domain_data import domain_world
 
-    specs = draw_domain_specs(per_class, domain_fleet(n_assets, seed, DOMAINS[domain]), seed, DOMAINS[domain])
+    specs = domain_world(domain, n_assets, seed, per_class)[2]
     idx = [s.index for s in specs if s.fault in ("normal", "bearing_wear")]
     jobs = [(domain, n_assets, seed, per_class, idx[i::8]) for i in range(8)]
     with Pool(workers) as pool:

@@ -71,11 +71,11 @@ def _render(job: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]]:
 
 
 def clips(per_class: int, workers: int) -> list[dict[str, Any]]:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
     jobs = []
     for domain, n_assets, seed in FLEETS:
-        _, profiles, specs = _world(domain, n_assets, seed, per_class)
+        _, profiles, specs = domain_world(domain, n_assets, seed, per_class)
         keep = [i for i, s in enumerate(specs) if profiles[s.asset_id].vfd and s.fault in CLASSES_KEPT]
         jobs += [(domain, n_assets, seed, per_class, c.tolist()) for c in np.array_split(np.array(keep), 6 * workers)
                  if len(c)]

@@ -77,14 +77,14 @@ def _render(args: tuple[int, int, int, float, list[int]]) -> dict[str, np.ndarra
     """Render + featurise the states ``indices`` (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _wide_rows, _world, running_baseline_frame
+    from models.data.domain_data import _wide_rows, domain_world, running_baseline_frame
     from models.data.featurize import plc_input
     from pipeline.features.audio_physics import audio_segment_vectors
     from pipeline.features.plc_physics import plc_vector
     from pipeline.features.thermal_regions import thermal_vector
 
     n_assets, seed, spc, seconds, indices = args
-    fleet, profiles, specs = _world("train", n_assets, seed, spc)
+    fleet, profiles, specs = domain_world("train", n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list[np.ndarray]] = {"raw": [], "thermal": [], "plc": []}
     for i in indices:
@@ -112,11 +112,11 @@ def _render_operating_points(args: tuple[int, int, int, int, list[int]]) -> dict
     machine, fault and severity, another time of day, load, ambient and hall (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from pipeline.features.audio_physics import audio_segment_vectors
 
     n_assets, seed, spc, points, indices = args
-    fleet, profiles, specs = _world("train", n_assets, seed, spc)
+    fleet, profiles, specs = domain_world("train", n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows = []
     for i in indices:
@@ -137,9 +137,9 @@ def _render_operating_points(args: tuple[int, int, int, int, list[int]]) -> dict
 def render_operating_points(per_class: int, n_assets: int, seed: int, points: int, workers: int,
                             desc: str) -> np.ndarray:
     """(N, points, 79) raw vectors, rows in the order of :func:`render_fleet`."""
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    _, _, specs = _world("train", n_assets, seed, per_class)
+    _, _, specs = domain_world("train", n_assets, seed, per_class)
     keep = sorted((s for s in specs if s.fault in CLASSES_RENDERED), key=lambda s: (s.asset_index, s.index))
     tasks = [(n_assets, seed, per_class, points, [s.index for s in keep[i:i + 32]]) for i in range(0, len(keep), 32)]
     parts = []
@@ -179,10 +179,10 @@ def across_operating_points(scorer: Scorer, val: Fleet, test: Fleet, raw_val: np
 
 
 def render_fleet(per_class: int, n_assets: int, seed: int, seconds: float, workers: int, desc: str) -> Fleet:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from linewatch.simulator.health import FAULT_INDEX
 
-    _, _, specs = _world("train", n_assets, seed, per_class)
+    _, _, specs = domain_world("train", n_assets, seed, per_class)
     keep = [s for s in specs if s.fault in CLASSES_RENDERED]
     keep.sort(key=lambda s: (s.asset_index, s.index))  # a worker renders few machines at a time
     chunks = [[s.index for s in keep[i:i + 32]] for i in range(0, len(keep), 32)]

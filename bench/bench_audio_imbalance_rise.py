@@ -45,25 +45,16 @@ CLASSES = ("normal", "bearing_wear", "electrical_overheating", "cooling_failure"
 STEPS = tuple(float(t) for t in np.arange(4.0, 12.01, 0.5))
 
 
-def _world(domain: str, n_assets: int, seed: int, per_class: int) -> tuple:
-    from linewatch.simulator.domain import DOMAINS, domain_fleet, domain_registry_json, draw_domain_specs
-    from pipeline.features.asset_profile import load_profiles
-
-    fleet = domain_fleet(n_assets, seed, DOMAINS[domain])
-    profiles = load_profiles(domain_registry_json(fleet, seed, DOMAINS[domain]))
-    return fleet, profiles, draw_domain_specs(per_class, fleet, seed, DOMAINS[domain])
-
-
 def _our_rows(job: tuple[str, int, int, int, list[int]]) -> list[dict]:
     """Per sample of the machines ``asset_indices``: the audio vector against each baseline."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import learned_audio_baseline
+    from models.data.domain_data import domain_world, learned_audio_baseline
     from pipeline.features.asset_profile import RECIPROCATING_STAT
     from pipeline.features.audio_physics import AudioInputError, audio_vector
 
     domain, n_assets, seed, per_class, asset_indices = job
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
     renderer = DomainRenderer(fleet, seed)
     rows = []
     for a in asset_indices:

@@ -150,10 +150,10 @@ def main() -> None:
     simulator: dict[str, dict[str, int]] = {}
     if args.simulator_clipping:
         from linewatch.simulator.domain import DomainRenderer
-        from models.data.domain_data import _world
+        from models.data.domain_data import domain_world
 
         for domain, n_assets, seed in (("train", 150, 1001), ("unseen", 60, 1002)):
-            fleet, fleet_profiles, specs = _world(domain, n_assets, seed, 200)
+            fleet, fleet_profiles, specs = domain_world(domain, n_assets, seed, 200)
             renderer = DomainRenderer(fleet, seed)
             c = Counter()
             for spec in specs:

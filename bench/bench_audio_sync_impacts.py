@@ -38,7 +38,7 @@ FPR = 0.01
 
 
 def _world(domain: str, n_assets: int, seed: int, per_class: int, share: float):
-    """``models.data.domain_data._world`` of a domain whose machines knock in step with the shaft."""
+    """``models.data.domain_data.domain_world`` of a domain whose machines knock in step with the shaft."""
     from linewatch.simulator.domain import DOMAINS, domain_fleet, domain_registry_json, draw_domain_specs
     from pipeline.features.asset_profile import load_profiles
 

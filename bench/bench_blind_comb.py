@@ -96,10 +96,10 @@ def _near_integer(orders: dict[str, float]) -> bool:
 
 def _simulated(args: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]]:
     from linewatch.simulator.domain import DomainRenderer
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
     domain, n_assets, seed, per_class, indices = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
     renderer = DomainRenderer(fleet, seed)
     orders = {a.asset_id: a.bearing.orders() for a in fleet}
     out = []
@@ -154,12 +154,12 @@ def main() -> None:
     ap.add_argument("--foreign", type=Path, help="a bench_foreign_fleet.py report")
     ap.add_argument("--foreign-data", type=Path, help="its --data folder")
     args = ap.parse_args()
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
     t0 = time.time()
     jobs = []
     for domain, n_assets, seed in FLEETS:
-        specs = _world(domain, n_assets, seed, args.per_class)[2]
+        specs = domain_world(domain, n_assets, seed, args.per_class)[2]
         jobs += [(domain, n_assets, seed, args.per_class, c.tolist())
                  for c in np.array_split(np.arange(len(specs)), 4 * args.workers)]
     with ProcessPoolExecutor(args.workers) as pool:

@@ -148,7 +148,7 @@ def main() -> None:
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from models.data.samples import grouped_split_indices
     from models.export.onnx_export import ort_session
     from models.fusion import FusionWeights
@@ -162,7 +162,7 @@ def main() -> None:
     t0 = time.perf_counter()
     domain = DOMAINS[args.domain]
     classes = tuple(FAULT_CLASSES)
-    fleet, profiles, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
+    fleet, profiles, specs = domain_world(args.domain, args.assets, args.seed, args.samples_per_class)
     groups = np.array([s.asset_id for s in specs])
     _, val, test = grouped_split_indices(groups, 0.15, 0.2, 0)
     held = {"val": val, "test": test, "all": np.arange(len(specs))}[args.split]

@@ -65,13 +65,13 @@ def main() -> None:
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer
     from linewatch.simulator.health import FAULT_CLASSES
-    from models.data.domain_data import _wide_rows, _world
+    from models.data.domain_data import _wide_rows, domain_world
     from models.data.featurize import plc_input
     from models.fusion import FusionWeights
     from models.registry import ModelRegistry
 
     t0 = time.perf_counter()
-    fleet, profiles, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
+    fleet, profiles, specs = domain_world(args.domain, args.assets, args.seed, args.samples_per_class)
     renderer = DomainRenderer(fleet, args.seed)
     raws = np.stack([plc_input(*_wide_rows(renderer.render(s, ("plc",)).plc)) for s in specs])
     vib: dict[str, float | None] = {}

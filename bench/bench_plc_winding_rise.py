@@ -63,14 +63,14 @@ def main() -> None:
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer
     from linewatch.simulator.health import FAULT_CLASSES
-    from models.data.domain_data import _wide_rows, _world
+    from models.data.domain_data import _wide_rows, domain_world
     from models.data.featurize import plc_input
     from models.fusion import FusionWeights
     from pipeline.features.plc_physics import plc_vector
 
     t0 = time.perf_counter()
     DOMAINS[args.domain] = replace(DOMAINS[args.domain], winding_rise_k=tuple(args.winding_rise))
-    fleet, profiles, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
+    fleet, profiles, specs = domain_world(args.domain, args.assets, args.seed, args.samples_per_class)
     rise = {a.asset_id: a.winding_rise_k for a in fleet}
     renderer = DomainRenderer(fleet, args.seed)
     keep = [s for s in specs if args.learned or s.fault in ("normal", "cooling_failure")]

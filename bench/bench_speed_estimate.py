@@ -79,12 +79,12 @@ def _render(args: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]]:
 
 
 def simulator_clips(per_class: int, workers: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
     jobs = []
     profiles = {}
     for domain, n_assets, seed in FLEETS:
-        _, fleet_profiles, specs = _world(domain, n_assets, seed, per_class)
+        _, fleet_profiles, specs = domain_world(domain, n_assets, seed, per_class)
         profiles[domain] = fleet_profiles
         jobs += [(domain, n_assets, seed, per_class, c.tolist()) for c in np.array_split(np.arange(len(specs)), 4 * workers)]
     with ProcessPoolExecutor(workers) as pool:

@@ -119,13 +119,13 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     """Render and featurise samples ``indices`` under every case (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from pipeline.features.thermal_fit import fit_regions
     from pipeline.features.body_axial import mid_axial_k
     from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector_fit
 
     domain, n_assets, seed, spc, indices, baseline_share = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, spc)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     out: dict = {"index": np.asarray(indices, np.int64)}
     vec = {(c, f): [] for c in CASES for f in ("off", "on")}
@@ -279,7 +279,7 @@ def main() -> None:
     args = parser.parse_args()
     from tqdm.auto import tqdm
 
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion import FusionWeights
     from models.fusion.fit import restrict_arrays
@@ -296,7 +296,7 @@ def main() -> None:
     weights = FusionWeights.load(args.registry / "fusion.json")
     model = registry.latest("thermal")
     session = ort_session(model.path("student_int8_cpu"))
-    _, _, specs = _world(args.domain, args.assets, args.seed, args.per_class)
+    _, _, specs = domain_world(args.domain, args.assets, args.seed, args.per_class)
     classes = tuple(FAULT_CLASSES)
     y = np.array([FAULT_INDEX[s.fault] for s in specs], np.int64)
     severity = np.array([s.severity for s in specs], np.float32)

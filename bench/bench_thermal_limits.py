@@ -53,11 +53,11 @@ def _render_machine(args: tuple[str, int, int, int, int]) -> dict[str, np.ndarra
     """One machine's healthy and faulty samples read the bench's ways (worker process)."""
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
-    from models.data.domain_data import BASELINE_LOAD_SPAN, _world
+    from models.data.domain_data import BASELINE_LOAD_SPAN, domain_world
     from pipeline.features.thermal_regions import thermal_vector
 
     domain, n_assets, seed, per_class, asset_index = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
     wanted = [s for s in specs if s.asset_index == asset_index and s.fault in ("normal", *FAULTS)]
     if not wanted:
         return None
@@ -85,9 +85,9 @@ def _render_machine(args: tuple[str, int, int, int, int]) -> dict[str, np.ndarra
 
 
 def render(domain: str, n_assets: int, seed: int, per_class: int, workers: int) -> dict[str, np.ndarray]:
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    _, _, specs = _world(domain, n_assets, seed, per_class)
+    _, _, specs = domain_world(domain, n_assets, seed, per_class)
     tasks = [(domain, n_assets, seed, per_class, i) for i in range(n_assets)]
     parts = []
     with ProcessPoolExecutor(max_workers=workers) as pool:

@@ -14,9 +14,9 @@ def rendered_clips(domain: str, n_assets: int, seed: int, per_class: int, indice
     """``(spec, asset, profile, true shaft Hz, clip)`` of the fleet's samples ``indices`` (the
     ``models.data.domain_data`` world of these arguments); the clip as float32 in [-1, 1]."""
     from linewatch.simulator.domain import DomainRenderer
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    fleet, profiles, specs = _world(domain, n_assets, seed, per_class)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
     renderer = DomainRenderer(fleet, seed)
     by_id = {a.asset_id: a for a in fleet}
     for i in indices:

@@ -20,12 +20,12 @@ import numpy as np
 
 def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.ndarray, np.ndarray]:
     from linewatch.simulator.domain import DomainRenderer
-    from models.data.domain_data import _wide_rows, _world
+    from models.data.domain_data import _wide_rows, domain_world
     from models.data.featurize import plc_input
     from pipeline.features.plc_physics import plc_vector
 
     domain, n_assets, seed, spc, indices = args
-    fleet, profiles, specs = _world(domain, n_assets, seed, spc)
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows, raws = [], []
     for i in indices:
@@ -48,9 +48,9 @@ def main() -> None:
     parser.add_argument("--expect-digest", default=None, help="SHA-256 of a card's dataset (LabelledSamples.digest)")
     args = parser.parse_args()
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
-    from models.data.domain_data import DomainDataset, _chunks, _world
+    from models.data.domain_data import DomainDataset, _chunks, domain_world
 
-    _, _, specs = _world(args.domain, args.assets, args.seed, args.samples_per_class)
+    _, _, specs = domain_world(args.domain, args.assets, args.seed, args.samples_per_class)
     tasks = [(args.domain, args.assets, args.seed, args.samples_per_class, c) for c in _chunks(specs, 256)]
     parts: list[tuple[list[int], np.ndarray, np.ndarray]] = []
     if args.workers <= 1:

@@ -119,7 +119,11 @@ class DomainDataset:
 
 
 @lru_cache(maxsize=2)
-def _world(domain_name: str, n_assets: int, seed: int, samples_per_class: int):
+def domain_world(domain_name: str, n_assets: int, seed: int, samples_per_class: int) -> tuple:
+    """``(fleet, profiles, specs)`` of a fleet of ``n_assets`` machines of the randomised simulator's
+    ``domain_name`` (seed ``seed``): the machines, their ``assets.json`` profiles by asset id, and
+    ``samples_per_class`` drawn samples per class, as :func:`build_domain_dataset` renders them (cached:
+    treat them as read-only)."""
     from linewatch.simulator.domain import (
         DOMAINS,
         domain_fleet,
@@ -248,7 +252,7 @@ def _render_chunk(args: tuple[str, int, int, int, list[int], float, float, bool,
     (domain_name, n_assets, seed, spc, indices, baseline_share, hint_share, images, audio_extra,
      audio_baseline_share, audio_chronic_share, audio_baseline_clips, speed_gate, user_box_share, user_box_modes,
      plc_absent_share, baseline_day_spread) = args
-    fleet, profiles, specs = _world(domain_name, n_assets, seed, spc)
+    fleet, profiles, specs = domain_world(domain_name, n_assets, seed, spc)
     renderer = DomainRenderer(fleet, seed)
     rows: dict[str, list] = {k: [] for k in ("plc", "thermal", "audio", "shaft", "logmel", "frames", "extra",
                                              "audio_base", "boxes")}
@@ -377,7 +381,7 @@ def build_domain_dataset(samples_per_class: int, n_assets: int = 600, seed: int 
 
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}: use one of {sorted(DOMAINS)}")
-    _, _, specs = _world(domain, n_assets, seed, samples_per_class)
+    _, _, specs = domain_world(domain, n_assets, seed, samples_per_class)
     tasks = [(domain, n_assets, seed, samples_per_class, c, baseline_share, speed_hint_share, images, audio_extra,
               audio_baseline_share, audio_chronic_share, audio_baseline_clips, audio_baseline_speed_gate,
               user_box_share, user_box_modes, plc_absent_share, baseline_day_spread)

@@ -19,10 +19,10 @@ def write_healthy_frames(root: Path, domain: str, seed: int, frames: int, *, ass
     ``assets`` machines of ``domain`` (seed ``seed``); returns the frame paths."""
     import tifffile
 
-    from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_fleet, domain_registry_json, draw_domain_specs
+    from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
+    from models.data.domain_data import domain_world
 
-    fleet = domain_fleet(assets, seed, DOMAINS[domain])
-    specs = draw_domain_specs(30, fleet, seed, DOMAINS[domain])  # 30 samples per class, healthy ones taken
+    fleet, _, specs = domain_world(domain, assets, seed, 30)  # 30 samples per class, healthy ones taken
     if driven is not None:
         fleet = [replace(a, driven_rise_k=driven[0], driven_base_c=driven[1]) for a in fleet]
     renderer = DomainRenderer(fleet, seed)

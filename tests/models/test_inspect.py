@@ -280,9 +280,9 @@ def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]
     from dataclasses import replace
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    fleet, _, specs = _world("train", 12, 4321, 30)
+    fleet, _, specs = domain_world("train", 12, 4321, 30)
     renderer = DomainRenderer(fleet, 4321)
     root = tmp_path_factory.mktemp("cooling")
     (root / "assets.json").write_text(json.dumps(domain_registry_json(fleet, 4321, DOMAINS["train"])))

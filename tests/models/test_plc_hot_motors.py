@@ -39,9 +39,9 @@ def hot_fleet(tmp_path_factory) -> tuple[Path, list[Path], list[Path]]:
     current: healthy PLC exports of them, and exports of cooling failures of severity 0.8 or more of
     machines of an ordinary rise (50-70 K), with the fleet's assets.json."""
     from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    fleet, _, specs = _world("train", 60, SEED, 150)
+    fleet, _, specs = domain_world("train", 60, SEED, 150)
     renderer = DomainRenderer(fleet, SEED)
     rise = {a.asset_id: a.winding_rise_k for a in fleet}
     root = tmp_path_factory.mktemp("hot")
@@ -81,9 +81,9 @@ def cool_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, list[Path]]], l
     from dataclasses import replace
 
     from linewatch.simulator.domain import DOMAINS, DomainRenderer, domain_registry_json, draw_domain_specs
-    from models.data.domain_data import _world
+    from models.data.domain_data import domain_world
 
-    fleet, _, specs = _world("train", 120, SEED + 1, 150)
+    fleet, _, specs = domain_world("train", 120, SEED + 1, 150)
     renderer = DomainRenderer(fleet, SEED + 1)
     index = {a.asset_id: k for k, a in enumerate(fleet)}
     cool = {a.asset_id for a in fleet if a.winding_rise_k <= 50.0}
