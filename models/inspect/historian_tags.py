@@ -27,6 +27,24 @@ TagReading(tag='motor_current_a', unit='A', scale=1.0, offset=0.0)
 (1500.0, 'motor_current_a', 'bearing_temp_c')
 >>> resolve_tag("Oil Level") is None, resolve_tag("Bearing Temp High Alarm") is None, resolve_tag("Run Hours") is None
 (True, True, True)
+
+PLC tag names as control engineers abbreviate them, and tag paths as SCADA historians (Ignition)
+write them, read by their last part:
+
+>>> resolve_tag("AHU305_MTR_CUR_A").tag, resolve_tag("[default]Site/Line2/P-509/Motor/DEBearingTemp").tag
+('motor_current_a', 'bearing_temp_c')
+>>> resolve_tag("[default]Site/Line2/P-509/Motor/VibAlarm") is None, resolve_tag("Line1/Area/AmbientTemp") is None
+(True, True)
+>>> resolve_tag("[default]Line1/P-509/Vibration [in/s]").unit, resolve_tag("Vib mm/s").unit
+('in/s', 'mm/s')
+
+A vibration given as a peak (``pk``, ``0-pk``) or peak-to-peak (``pk-pk``, ``p-p``) velocity is read
+as the RMS a sinusoid of that peak has (peak / √2, peak-to-peak / 2√2), as vibration meters convert:
+
+>>> r = resolve_tag("Vib Velocity (in/s pk)"); r.tag, round(r.convert(0.1), 3), r.unit
+('vibration_rms_mm_s', 1.796, 'in/s peak')
+>>> round(resolve_tag("Vibration pk-pk [mm/s]").convert(5.66), 2)
+2.0
 """
 
 from __future__ import annotations
@@ -45,7 +63,7 @@ RULES: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
     ("bearing_temp_c", (frozenset({"bearing", "bearings", "brg", "brng"}), frozenset(TEMPERATURE))),
     ("winding_temp_c", (frozenset({"winding", "windings", "wdg", "stator", "coil"}), frozenset(TEMPERATURE))),
     ("vibration_rms_mm_s", (frozenset({"vibration", "vib", "vibr", "velocity", "vel", "vibrations"}),)),
-    ("motor_current_a", (frozenset({"current", "amps", "amp", "amperage", "curr", "ampere", "amperes"}),)),
+    ("motor_current_a", (frozenset({"current", "amps", "amp", "amperage", "curr", "cur", "ampere", "amperes"}),)),
     ("pressure_bar", (frozenset({"pressure", "press", "pres"}),)),
     ("speed_rpm", (frozenset({"speed", "spd", "rpm", "rotation", "rotational", "revolutions"}),)),
     ("run_state", (frozenset({"run", "running", "runstate", "runstatus", "state", "status", "on", "runsig"}),)),
@@ -81,6 +99,12 @@ UNITS: dict[str, dict[str, tuple[float, float] | None]] = {
 LABELS = {"c": "°C", "degc": "°C", "°c": "°C", "celsius": "°C", "f": "°F", "degf": "°F", "°f": "°F",
           "fahrenheit": "°F", "k": "K", "kelvin": "K", "mms": "mm/s", "mmps": "mm/s", "ips": "in/s", "inps": "in/s",
           "psig": "psi", "kpa": "kPa", "mpa": "MPa", "hz": "Hz", "a": "A", "amps": "A", "amp": "A", "ma": "mA"}
+#: Words that say a vibration velocity is a peak or a peak-to-peak value (→ the RMS of a sinusoid of
+#: that peak: × 1/√2, × 1/(2√2)); "rms" says it is the contract's own.
+PEAK_WORDS: dict[str, float] = {"pk": 1 / math.sqrt(2), "peak": 1 / math.sqrt(2), "0-pk": 1 / math.sqrt(2),
+                                "0pk": 1 / math.sqrt(2), "pk-pk": 1 / (2 * math.sqrt(2)),
+                                "pkpk": 1 / (2 * math.sqrt(2)), "p-p": 1 / (2 * math.sqrt(2)),
+                                "pp": 1 / (2 * math.sqrt(2)), "peak-to-peak": 1 / (2 * math.sqrt(2))}
 #: Units of other quantities (or relative values): a name in one of them is refused, never read as
 #: the tag's own unit (a pressure in Pa read as bar would be 10^5 off).
 OTHER_UNITS = frozenset({"pa", "%", "pct", "percent", "hp", "kw", "w", "v", "mv", "ma", "bara", "inh2o", "mh2o", "m",
@@ -110,15 +134,45 @@ class TagReading:
         return f"{name!r} → {self.tag}{conv}"
 
 
+#: A SCADA tag path (Ignition: ``[default]Site/Line2/P-509/Motor/Current``): an optional ``[provider]``
+#: and ``/``-separated folders without spaces; its last part names the tag.
+_TAG_PATH = re.compile(r"(?:\[[^\]\s]*\])?(?P<path>[^\s/\[\]()]+(?:/[^\s/\[\]()]+)+)(?P<unit>\s*[\(\[][^\)\]]*[\)\]])?")
+
+
 def _words(name: str) -> tuple[list[str], str | None]:
-    """Lower-case words of ``name`` (camelCase split) and the unit in its brackets, if any."""
+    """Lower-case words of ``name`` (camelCase and acronyms split: ``DEBearingTemp`` → de bearing
+    temp) and the unit in its brackets, if any; of a tag path, its last part."""
+    path = _TAG_PATH.fullmatch(name)
+    if path and path["path"].rpartition("/")[2].lower() not in UNIT_WORDS:
+        name = path["path"].rpartition("/")[2] + (path["unit"] or "")
+    name = re.sub(r"(?i)(?<![a-z0-9])(?:pk-pk|p-p|peak-to-peak|peak-peak)(?![a-z0-9])", "pkpk", name)
+    name = re.sub(r"(?i)(?<![a-z0-9])0-pk(?![a-z0-9])", "pk", name)
     unit = None
     m = re.search(r"[\(\[]\s*([^\)\]]+?)\s*[\)\]]", name)
     if m:
         unit = m.group(1).strip()
         name = name[: m.start()] + " " + name[m.end():]
-    name = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
     return [w for w in re.split(r"[^a-z0-9°/²µ%]+", name.lower()) if w], unit
+
+
+def _peak_factor(words: list[str], unit: str | None) -> tuple[float, str | None, str]:
+    """``(factor to RMS, the unit without its peak word, "peak" / "peak-to-peak" / "")`` of a
+    vibration name's words and unit."""
+    factor, kind = 1.0, ""
+    if unit:
+        parts = unit.split()
+        kept = [w for w in parts if w.lower() not in PEAK_WORDS and w.lower() != "rms"]
+        for w in parts:
+            if w.lower() in PEAK_WORDS:
+                factor = PEAK_WORDS[w.lower()]
+        unit = " ".join(kept) or None
+    for w in words:
+        if w in PEAK_WORDS:
+            factor = PEAK_WORDS[w]
+    if factor != 1.0:
+        kind = "peak" if factor > 0.5 else "peak-to-peak"
+    return factor, unit, kind
 
 
 def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] | None] | None:
@@ -135,15 +189,24 @@ def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] |
     if tokens & NOT_THIS_TAG.get(tag, frozenset()):
         return None
     table = UNITS["temp"] if tag.endswith("_temp_c") else UNITS[tag]
+    peak, kind = 1.0, ""
+    if tag == "vibration_rms_mm_s":
+        peak, unit, kind = _peak_factor(words, unit)
+        in_bracket, bracket, bracket_kind = _peak_factor([], bracket)
+        peak, kind = min(peak, in_bracket), kind or bracket_kind
+        words = [w for w in words if w not in PEAK_WORDS and w != "rms"]
+    suffix = f" {kind}" if kind else ""
     for candidate, strict in ((unit, True), (bracket, True), (words[-1] if words else None, False)):
         if not candidate:
             continue
         key = candidate.strip().lower().replace(" ", "")
         if key in table:
-            return tag, LABELS.get(key, candidate), table[key]
+            conv = table[key]
+            return (tag, LABELS.get(key, candidate) + suffix,
+                    None if conv is None else (conv[0] * peak, conv[1]))
         if key in UNIT_WORDS or (strict and re.search(r"[%/°²]", key)):
             return tag, candidate, None  # a unit, but not one this tag can be read in
-    return tag, TAG_UNITS[tag], (1.0, 0.0)  # no unit given or recognised: the tag's own
+    return tag, TAG_UNITS[tag] + suffix, (peak, 0.0)  # no unit given or recognised: the tag's own
 
 
 def resolve_tag(name: str, unit: str | None = None) -> TagReading | None:

@@ -254,16 +254,67 @@ def _lenient_time_ms(text: str) -> int:
     return round(t.timestamp() * 1000)
 
 
+#: A long-format export's columns as historians name them (lower case) → the contract's: AVEVA
+#: (Wonderware) Historian ``DateTime,TagName,Value,Quality``, OSIsoft PI ``Tag,Timestamp,Value``,
+#: Ignition ``tagpath,value,quality,t_stamp``, OPC ``ItemID``.
+LONG_COLUMNS: dict[str, str] = {
+    **{k: "tag" for k in ("tag", "tagname", "tag name", "tag_name", "tagpath", "tag path", "tag_path", "tagid",
+                          "pointname", "point name", "point", "itemid", "item id", "item")},
+    **{k: "value" for k in ("value", "val", "vvalue", "pv", "wert")},
+    **{k: "timestamp" for k in TIME_COLUMNS}, **{k: "quality" for k in ("quality", "qualitydetail", "status")},
+    **{k: "unit" for k in ("unit", "units", "eu", "engunits", "engineering units", "uom")},
+}
+
+
+def long_columns(header: list[str]) -> dict[str, int] | None:
+    """Where the contract's long-format columns (``timestamp``, ``tag``, ``value``, and ``quality``
+    and ``unit`` where present) are in a CSV ``header`` as historians name them
+    (:data:`LONG_COLUMNS`); None when it is not a long format (no tag or value column: one column
+    per tag).
+
+    >>> long_columns(["DateTime", "TagName", "Value", "Quality"])
+    {'timestamp': 0, 'tag': 1, 'value': 2, 'quality': 3}
+    >>> long_columns(["Timestamp", "Motor Current (A)", "Running"]) is None
+    True
+    """
+    found: dict[str, int] = {}
+    for i, h in enumerate(header):
+        key = LONG_COLUMNS.get(h.strip().lower())
+        if key is not None and key not in found:
+            found[key] = i
+    return found if {"tag", "value"} <= found.keys() else None
+
+
+def _quality(text: object) -> str:
+    """A long export's quality as the contract spells it: ``Bad`` / ``Uncertain`` where the word
+    says so (``BAD``, ``Bad_NotConnected``), else ``Good`` (numeric codes differ between historians
+    and are not read)."""
+    low = str(text or "").strip().lower()
+    return "Bad" if low.startswith("bad") else "Uncertain" if low.startswith("uncertain") else "Good"
+
+
+def _long_rows(text: str, fmt: str) -> list[dict]:
+    """A long export's rows as dicts under the contract's column names (:func:`long_columns`)."""
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
+        return [{LONG_COLUMNS.get(str(k).strip().lower(), k): v for k, v in row.items()} for row in rows]
+    first = text.split("\n", 1)[0]
+    table = list(csv.reader(io.StringIO(text), delimiter=max((",", ";", "\t"), key=first.count)))
+    columns = long_columns(table[0]) if table else None
+    if not columns:
+        return []
+    return [{key: row[i] for key, i in columns.items() if i < len(row)} for row in table[1:] if row]
+
+
 def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_names_only: bool = False,
                   notes: list[str] | None = None) -> list:
     """Long-format rows the strict historian decoder refused (naive or epoch timestamps, missing
-    quality/unit columns, a historian's own tag names and units): best effort for recorded files.
-    ``historian_names_only``: only the rows whose tag is not one of ``PLC_TAGS`` (the strict decoder
-    read the others)."""
+    quality/unit columns, a historian's own column and tag names and units): best effort for
+    recorded files. ``historian_names_only``: only the rows whose tag is not one of ``PLC_TAGS``
+    (the strict decoder read the others)."""
     from pipeline.decoders.plc import TagSample
 
-    rows = ([json.loads(line) for line in text.splitlines() if line.strip().startswith("{")] if fmt == "jsonl"
-            else list(csv.DictReader(io.StringIO(text))))
+    rows = _long_rows(text, fmt)
     samples = []
     mapped: dict[str, str] = {}
     for row in rows:
@@ -274,14 +325,15 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
         if found is None or (historian_names_only and tail in PLC_TAGS):
             continue
         asset, reading = found
-        value = parse_value(row.get("value"))
+        cell = row.get("value")
+        value = parse_value(cell.replace(",", ".") if isinstance(cell, str) and "." not in cell else cell)
         try:
             ts = _lenient_time_ms(str(row.get("timestamp") or row.get("time")))
         except (TypeError, ValueError):
             continue
         if value is not None and (asset or default_asset):
             samples.append(TagSample(asset or default_asset, reading.tag, ts, reading.convert(value),  # type: ignore[arg-type]
-                                     str(row.get("quality") or "Good"), str(row.get("unit") or "")))
+                                     _quality(row.get("quality")), str(row.get("unit") or "")))
             if tail != reading.tag:
                 mapped.setdefault(tail, reading.describe(tail))
     if notes is not None and mapped:
@@ -301,8 +353,8 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
     fmt = "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
     text = data.decode("utf-8", "replace")
     if fmt == "csv":
-        first = text.split("\n", 1)[0].lower()
-        if "tag" not in [c.strip() for c in first.replace(";", ",").replace("\t", ",").split(",")]:
+        first = text.split("\n", 1)[0]
+        if long_columns(next(csv.reader([first], delimiter=max((",", ";", "\t"), key=first.count)), [])) is None:
             samples = _wide_csv(text, str(path), asset_id or default_asset, notes)
             if not samples:
                 raise InspectInputError(f"{path}: no PLC value could be read")

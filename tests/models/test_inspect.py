@@ -5,6 +5,7 @@ stereo WAV of 3 s, a 240 x 320 float °C TIFF, a wide PLC CSV), and bad files re
 from __future__ import annotations
 
 import io
+import math
 import json
 import wave
 from pathlib import Path
@@ -486,6 +487,60 @@ def test_a_historian_export_with_its_own_tag_names_and_units_reads_like_the_cont
     assert "'BRG_TEMP' → bearing_temp_c (°F → degC)" in " ".join(from_long.warnings)
 
 
+#: The same tags as a control engineer names them in a PLC (asset prefix, abbreviations) and as a SCADA
+#: historian writes tag paths (Ignition: ``[provider]folders/tag``), each with its unit (to theirs).
+PLC_ABBREVIATIONS = {"motor_current_a": "PMP01_MTR_CUR_A", "speed_rpm": "PMP01_SPD_RPM",
+                     "bearing_temp_c": "PMP01_BRG_DE_TEMP_DEGC", "winding_temp_c": "PMP01_WDG_TEMP_DEGC",
+                     "vibration_rms_mm_s": "PMP01_VIB_VEL_MMS", "pressure_bar": "PMP01_DISCH_PRESS_BAR",
+                     "run_state": "PMP01_RUNNING"}
+TAG_PATHS = {"motor_current_a": ("[default]Site/Line1/PMP-01/Motor/Current", lambda v: v),
+             "speed_rpm": ("[default]Site/Line1/PMP-01/Motor/Speed", lambda v: v),
+             "bearing_temp_c": ("[default]Site/Line1/PMP-01/Motor/DEBearingTemp", lambda v: v),
+             "winding_temp_c": ("[default]Site/Line1/PMP-01/Motor/WindingTemp", lambda v: v),
+             "vibration_rms_mm_s": ("[default]Site/Line1/PMP-01/Motor/Vibration (in/s pk)",
+                                    lambda v: v * math.sqrt(2) / 25.4),
+             "pressure_bar": ("[default]Site/Line1/PMP-01/Process/DischargePressure", lambda v: v),
+             "run_state": ("[default]Site/Line1/PMP-01/Motor/Running", lambda v: v)}
+
+
+def test_historian_exports_as_aveva_and_ignition_write_them_read_like_the_contract_file(plant, tmp_path) -> None:
+    """The imbalanced pump's window exported as an AVEVA (Wonderware) Historian query writes it
+    (long: ``DateTime,TagName,Value,Quality``, the PLC's own abbreviated tag names with the asset
+    prefix) and as an Ignition tag-history export (wide: ``t_stamp`` in epoch ms, a tag path per
+    column, the vibration as a peak in in/s): the same probabilities as the contract's file (within
+    0.02, as the exports above). Before, the first was read as a wide file without a tag column and
+    refused, the second had every tag but the pressure left out (found by a fleet written blind,
+    ``bench/bench_blind_fleet.py``)."""
+    from datetime import datetime
+
+    root, cases = plant
+    plc = cases["imbalance"][2]
+    rows = _long_rows(plc)
+    aveva = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    aveva.write_text("DateTime,TagName,Value,Quality\n" + "".join(
+        f"{ts.replace('T', ' ').rstrip('Z')},{PLC_ABBREVIATIONS[n]},{v:.6f},Good\n" for ts, _, n, v in rows))
+    table = {(ts, n): v for ts, _, n, v in rows}
+    lines = [",".join(["t_stamp", *(h for h, _ in TAG_PATHS.values())])]
+    for ts in sorted({r[0] for r in rows}):
+        ms = round(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+        cells = [str(ms)] + ["" if (v := table.get((ts, tag))) is None else f"{to_theirs(v):.6f}"
+                             for tag, (_, to_theirs) in TAG_PATHS.items()]
+        lines.append(",".join(cells))
+    ignition = tmp_path / f"PMP-01_trend_{STAMP}.csv"
+    ignition.write_text("\n".join(lines) + "\n")
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (reference,), _ = inspector.score([plc])
+    for path in (aveva, ignition):
+        (rec,), _ = inspector.score([path])
+        assert rec.error is None and rec.asset_id == "PMP-01" and rec.windows == reference.windows, rec
+        assert rec.label == reference.label == "imbalance" and not rec.withheld, rec
+        for c, p in reference.probabilities.items():
+            assert abs(rec.probabilities[c] - p) < 0.02, (path.name, c, rec.probabilities, reference.probabilities)
+    notes = " ".join(rec.warnings)
+    assert ("'[default]Site/Line1/PMP-01/Motor/Vibration (in/s pk)' → vibration_rms_mm_s (in/s peak → mm/s)"
+            in notes), notes
+
+
 def test_a_plc_file_whose_columns_name_no_tag_says_what_to_do(tmp_path) -> None:
     bad = tmp_path / f"plc-PMP-01-{STAMP}.csv"
     bad.write_text("Time,Oil Level (%),Vibration (g)\n2026-11-29T14:00:00Z,80,0.3\n")
@@ -670,6 +725,24 @@ def test_a_healthy_plc_export_without_normal_running_is_refused_with_the_reason(
     inspector = Inspector(assets=load_assets(root / "assets.json"))
     with pytest.raises(InspectInputError, match="no window of normal running.*not_running"):
         inspector.score([cases["normal"][2]], healthy_plc=[stopped])
+
+
+def test_a_healthy_plc_export_without_the_tags_it_gives_levels_of_is_not_used_and_says_so(plant, tmp_path) -> None:
+    """A historian without a vibration, pressure or winding tag has nothing a healthy export could give
+    (those are the levels it is read for): its export is not an error (before, the whole call was
+    refused, the healthy recordings and frames with it: a fleet written blind, ``bench_blind_fleet.py``);
+    the machine's PLC files are read as without it and say why."""
+    root, cases = plant
+    lacking = ("vibration_rms_mm_s", "pressure_bar", "winding_temp_c")
+    export = tmp_path / "commissioning" / cases["normal"][2].name
+    export.parent.mkdir(parents=True)
+    lines = cases["normal"][2].read_text().splitlines()
+    export.write_text("\n".join([lines[0]] + [ln for ln in lines[1:] if not any(f".{t}," in ln for t in lacking)]) + "\n")
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (alone,), _ = inspector.score([cases["imbalance"][2]])
+    (rec,), _ = inspector.score([cases["imbalance"][2]], healthy_plc=[export])
+    assert rec.error is None and rec.label == alone.label and rec.probabilities == alone.probabilities, rec
+    assert any("healthy PLC export (--healthy-plc) was not used" in w for w in rec.warnings), rec.warnings
 
 
 def test_a_bearing_that_gives_no_fault_orders_says_what_to_give(plant, tmp_path) -> None:
