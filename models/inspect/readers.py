@@ -372,6 +372,58 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
     return samples
 
 
+#: A tag whose samples are further apart than this many of the file's ticks (the median interval
+#: between the times any tag of the machine reported) is held through the gap by
+#: :func:`hold_between_changes`: one empty cell (a Bad value left out) is not a gap.
+HOLD_AFTER_TICKS = 2
+
+
+def hold_between_changes(samples: list, notes: list[str] | None = None, after_ticks: int = HOLD_AFTER_TICKS) -> list:
+    """``samples`` with each tag's last good value repeated through its gaps longer than
+    ``after_ticks`` of the file's ticks (to the end of the file too), at the file's own timestamps in the
+    gap (the times any tag of the machine reported): a historian that stores a value only when it
+    changes (AVEVA / Wonderware delta storage, PI's exception and compression) exports a steady tag once
+    in minutes, and a window without a sample of it would read the tag as missing. The value holds until
+    the next sample, as the historian's own stair-step retrieval reads it back at the file's resolution;
+    Bad samples are not held, and a tag is not held before its first sample. A file whose tags report at
+    every tick (every contract file) is returned unchanged. ``notes`` receives which tags were held.
+
+    >>> from pipeline.decoders.plc import TagSample
+    >>> rows = [TagSample("P", "speed_rpm", t, v, "Good", "") for t, v in ((0, 1480.0), (12_000, 1481.0))]
+    >>> rows += [TagSample("P", "motor_current_a", t, 20.0 + t / 1e4, "Good", "") for t in range(0, 14_000, 2_000)]
+    >>> [(s.timestamp_ms, s.value) for s in hold_between_changes(rows) if s.tag == "speed_rpm"]
+    [(0, 1480.0), (2000, 1480.0), (4000, 1480.0), (6000, 1480.0), (8000, 1480.0), (10000, 1480.0), (12000, 1481.0)]
+    """
+    from dataclasses import replace
+
+    by_tag: dict[tuple[str, str], list] = {}
+    for s in samples:
+        by_tag.setdefault((s.asset_id, s.tag), []).append(s)
+    grids = {a: np.unique([s.timestamp_ms for s in samples if s.asset_id == a]) for a in {a for a, _ in by_tag}}
+    held: dict[str, int] = {}
+    out = list(samples)
+    for (asset, tag), rows in by_tag.items():
+        rows.sort(key=lambda s: s.timestamp_ms)
+        grid = grids[asset]
+        end = int(grid[-1]) + 1
+        step_ms = after_ticks * float(np.median(np.diff(grid))) if len(grid) > 1 else float("inf")
+        last = None
+        for s, nxt in zip(rows, [*rows[1:], None], strict=True):
+            if s.quality != "Bad":
+                last = s
+            until = end if nxt is None else nxt.timestamp_ms
+            if last is None or until - s.timestamp_ms <= step_ms:
+                continue
+            for t in grid[(grid > s.timestamp_ms) & (grid < until)]:
+                out.append(replace(last, timestamp_ms=int(t)))
+                held[tag] = held.get(tag, 0) + 1
+    if not held:
+        return samples
+    if notes is not None:
+        notes.append("values held between the export's samples (a historian that logs a value when it changes): "
+                     + ", ".join(f"{t} {n}x" for t, n in sorted(held.items())))
+    return sorted(out, key=lambda s: s.timestamp_ms)
+
 def load_assets(path: Path | None) -> dict:
     """``assets.json`` parsed into asset profiles by id (empty without a file)."""
     from pipeline.features.asset_profile import load_profiles

@@ -27,7 +27,7 @@ import numpy as np
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
-from models.inspect.readers import InspectInputError, lossy_bitrate_kbps, read_plc, read_wav
+from models.inspect.readers import InspectInputError, hold_between_changes, lossy_bitrate_kbps, read_plc, read_wav
 from models.registry import ModelRegistry, default_registry
 from models.ruled_out import rule_out, ruled_out, ruled_out_note
 from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
@@ -285,7 +285,7 @@ class Inspector:
         when it is shorter)."""
         from pipeline.features.plc_window import PlcWindow, plc_window_features, plc_windows
 
-        samples = read_plc(path, asset_id, default_asset=self.asset_of(path), notes=notes)
+        samples = hold_between_changes(read_plc(path, asset_id, default_asset=self.asset_of(path), notes=notes), notes)
         assets = sorted({s.asset_id for s in samples})
         if len(assets) > 1:
             notes.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")

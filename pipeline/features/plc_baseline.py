@@ -19,9 +19,10 @@ its own (:func:`pipeline.features.plc_physics.vibration_scale`,
 Which windows it learns from (:meth:`BaselineRules.classify`), by rules that do not need the
 missing value:
 
-* the machine runs (``run_state`` mean >= 0.99) at a steady speed (speed std / mean <= 2 %) and,
-  when the nameplate speed is known, at it (within 10 %): a pump's nominal pressure is its pressure
-  at rated speed, and vibration grows with speed;
+* the machine runs (``run_state`` mean >= 0.99; a historian without a run-state tag: the speed
+  says it) at a steady speed (speed std / mean <= 2 %; without a speed tag nothing is learnt,
+  ``no_speed``) and, when the nameplate speed is known, at it (within 10 %): a pump's nominal
+  pressure is its pressure at rated speed, and vibration grows with speed;
 * no alarm activation in the window other than ``A9xx`` (communication / nuisance), at most 20 %
   of its rows with Bad-quality values (those are left out of the statistics anyway), a pressure
   reading present and positive;
@@ -152,10 +153,12 @@ class BaselineRules:
             return float(raw[_INDEX[name]])
 
         run = g("run_state.mean")
-        if not (np.isfinite(run) and run >= self.min_run):
+        if np.isfinite(run) and run < self.min_run:
             return "not_running"
         s, s_std = g("speed_rpm.mean"), g("speed_rpm.std")
-        if not (np.isfinite(s) and s > 0 and np.isfinite(s_std)) or s_std / s > self.max_speed_cv:
+        if not np.isfinite(s):  # without a run state either, nothing says the machine ran
+            return "no_speed"
+        if not (s > 0 and np.isfinite(s_std)) or s_std / s > self.max_speed_cv:
             return "speed_not_steady"
         if nominal_rpm and abs(s / nominal_rpm - 1.0) > self.speed_tolerance:
             return "not_at_rated_speed"
@@ -483,6 +486,17 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     PlcHealthyLevels(pressure_bar=4.1, vibration_mm_s=6.0, windows=3, rejected={}, winding_k=None)
     >>> healthy_levels([window(4.0, 6.0), window(4.2, 6.4), window(4.1, 5.0)], 1480.0, rated_current_a=20.0).winding_k
     36.0
+
+    A historian without a run-state tag: the steady speed says the machine ran; without a speed either,
+    nothing is learnt:
+
+    >>> no_run = [window(4.0, 6.0), window(4.2, 6.4)]
+    >>> for w in no_run: w[names.index("run_state.mean")] = np.nan
+    >>> healthy_levels(no_run, 1480.0).vibration_mm_s
+    6.2
+    >>> for w in no_run: w[names.index("speed_rpm.mean")] = np.nan
+    >>> healthy_levels(no_run, 1480.0).rejected
+    {'no_speed': 2}
     """
     rules = rules or BaselineRules()
     pressures: list[tuple[bool, float]] = []
