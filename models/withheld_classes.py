@@ -164,8 +164,9 @@ def withheld_classes(modality: str, x: np.ndarray, stats: Mapping[str, float] | 
 
 
 def proposed_hot_connection_note(x: np.ndarray) -> str:
-    """What ``inspect`` tells a user whose frame, read through proposed boxes, is judged on electrical
-    overheating all the same (:data:`STATS_RELEASE`): the hot spot's size and where to check it.
+    """What ``inspect`` tells a user whose frame, read through proposed boxes, does not withhold
+    electrical overheating (:data:`STATS_RELEASE`): the hot spot's size, that the model decides, and
+    where to check it.
 
     >>> t = np.zeros(len(THERMAL_VECTOR_NAMES), np.float32)
     >>> t[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")] = 24.0
@@ -176,8 +177,9 @@ def proposed_hot_connection_note(x: np.ndarray) -> str:
     excess = float(x[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")])
     ratio = float(x[THERMAL_VECTOR_NAMES.index("ratio.terminal_excess_over_body")])
     return (f"the proposed terminal box holds a hot spot {excess:.1f} K above the box ({ratio:.2f} x the motor "
-            f"body's rise + 2 K, from {PROPOSED_TERMINAL_EXCESS}): a connection that hot is judged on electrical "
-            "overheating without regions; check where the hot spot is on the frame and give the machine's regions")
+            f"body's rise + 2 K, from {PROPOSED_TERMINAL_EXCESS}): thermal does not withhold electrical overheating "
+            "on this frame and names it where its model finds it likelier than normal (the class above says which); "
+            "check where the hot spot is on the frame and give the machine's regions")
 
 
 def withheld_rows(modality: str, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
