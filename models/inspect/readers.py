@@ -424,6 +424,7 @@ def hold_between_changes(samples: list, notes: list[str] | None = None, after_ti
                      + ", ".join(f"{t} {n}x" for t, n in sorted(held.items())))
     return sorted(out, key=lambda s: s.timestamp_ms)
 
+
 def load_assets(path: Path | None) -> dict:
     """``assets.json`` parsed into asset profiles by id (empty without a file)."""
     from pipeline.features.asset_profile import load_profiles

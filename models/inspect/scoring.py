@@ -188,6 +188,7 @@ def _holds_a_learnable_tag(raws: list[np.ndarray], rated_current_a: float | None
     columns = ["vibration_rms_mm_s.mean", "pressure_bar.mean"] + (["winding_temp_c.mean"] if rated_current_a else [])
     return any(np.isfinite(np.asarray(raw, np.float64)[names.index(c)]) for raw in raws for c in columns)
 
+
 class Inspector:
     """Scores files with a registry's serving models (default: the shipped ``models/default``)."""
 
