@@ -5,8 +5,8 @@ stereo WAV of 3 s, a 240 x 320 float °C TIFF, a wide PLC CSV), and bad files re
 from __future__ import annotations
 
 import io
-import math
 import json
+import math
 import wave
 from pathlib import Path
 
