@@ -137,12 +137,17 @@ def _split_asset(name: str, unit: str | None = None) -> tuple[str, TagReading] |
     return ("", reading) if reading is not None else None
 
 
+def _delimiter(first_line: str) -> str:
+    """A CSV's delimiter: the commonest of ``,`` ``;`` and tab in its first line."""
+    return max((",", ";", "\t"), key=first_line.count)
+
+
 def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
     from pipeline.decoders.plc import TagSample
     from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
 
     first = text.split("\n", 1)[0]
-    delimiter = max((",", ";", "\t"), key=first.count)
+    delimiter = _delimiter(first)
     rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     header = [h.strip() for h in rows[0]]
     time_col = next((i for i, h in enumerate(header) if h.lower() in TIME_COLUMNS), None)
@@ -299,7 +304,7 @@ def _long_rows(text: str, fmt: str) -> list[dict]:
         rows = [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
         return [{LONG_COLUMNS.get(str(k).strip().lower(), k): v for k, v in row.items()} for row in rows]
     first = text.split("\n", 1)[0]
-    table = list(csv.reader(io.StringIO(text), delimiter=max((",", ";", "\t"), key=first.count)))
+    table = list(csv.reader(io.StringIO(text), delimiter=_delimiter(first)))
     columns = long_columns(table[0]) if table else None
     if not columns:
         return []
@@ -354,7 +359,7 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
     text = data.decode("utf-8", "replace")
     if fmt == "csv":
         first = text.split("\n", 1)[0]
-        if long_columns(next(csv.reader([first], delimiter=max((",", ";", "\t"), key=first.count)), [])) is None:
+        if long_columns(next(csv.reader([first], delimiter=_delimiter(first)), [])) is None:
             samples = _wide_csv(text, str(path), asset_id or default_asset, notes)
             if not samples:
                 raise InspectInputError(f"{path}: no PLC value could be read")

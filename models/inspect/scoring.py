@@ -178,17 +178,6 @@ class AssetVerdict:
                 "modalities": self.modalities, "files": self.files, "withheld": self.withheld}
 
 
-def _holds_a_learnable_tag(raws: list[np.ndarray], rated_current_a: float | None) -> bool:
-    """Whether PLC windows hold a tag a healthy export's levels are learnt from: the vibration, the
-    pressure, or the winding temperature where the rated current is known (a historian without any of
-    them has nothing to give, and its healthy export is not an error)."""
-    from pipeline.features.plc_window import plc_feature_names
-
-    names = plc_feature_names()
-    columns = ["vibration_rms_mm_s.mean", "pressure_bar.mean"] + (["winding_temp_c.mean"] if rated_current_a else [])
-    return any(np.isfinite(np.asarray(raw, np.float64)[names.index(c)]) for raw in raws for c in columns)
-
-
 class Inspector:
     """Scores files with a registry's serving models (default: the shipped ``models/default``)."""
 
@@ -332,7 +321,7 @@ class Inspector:
         result.asset_id = asset
         profile = self.profile(asset, result.warnings)
         levels = (healthy or {}).get(asset)
-        if levels is not None and levels.pressure_bar is None and levels.vibration_mm_s is None and levels.winding_k is None:
+        if levels is not None and levels.empty:  # an export without the tags levels come from (plc_baselines)
             result.warnings.append(
                 "its healthy PLC export (--healthy-plc) was not used: it holds no vibration or pressure tag, nor a "
                 "winding temperature with the rated current in assets.json, which are what a healthy export gives "
@@ -413,8 +402,7 @@ class Inspector:
             profile = self.profile(aid, [])
             levels = healthy_levels([w.values for w in windows], profile.nominal_rpm,
                                     rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows])
-            if (levels.pressure_bar is None and levels.vibration_mm_s is None and levels.winding_k is None
-                    and _holds_a_learnable_tag([w.values for w in windows], profile.rated_current_a)):
+            if levels.empty and levels.has_level_tags:
                 why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
                 raise InspectInputError(f"the healthy PLC export of {aid} has no window of normal running (the "
                                         f"machine running at a steady speed, at its nameplate speed when known, "

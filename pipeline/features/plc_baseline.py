@@ -463,6 +463,14 @@ class PlcHealthyLevels:
     windows: int  #: windows read
     rejected: dict[str, int] = field(default_factory=dict)  #: why windows were not used (either level)
     winding_k: float | None = None  #: the healthy winding level (:func:`winding_ratio`), where it could be read
+    #: whether the windows hold a tag a level is learnt from (the vibration, the pressure, or the winding
+    #: temperature where the rated current is known): a historian without any has nothing to give
+    has_level_tags: bool = True
+
+    @property
+    def empty(self) -> bool:
+        """No level could be read."""
+        return self.pressure_bar is None and self.vibration_mm_s is None and self.winding_k is None
 
 
 def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
@@ -483,7 +491,7 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     ...     w[names.index("motor_current_a.mean")] = 20.0; w[names.index("bearing_temp_c.mean")] = 40.0
     ...     w[names.index("winding_temp_c.mean")] = 40.0 + 6 * v; return w
     >>> healthy_levels([window(4.0, 6.0), window(4.2, 6.4), window(4.1, 5.0)], 1480.0)
-    PlcHealthyLevels(pressure_bar=4.1, vibration_mm_s=6.0, windows=3, rejected={}, winding_k=None)
+    PlcHealthyLevels(pressure_bar=4.1, vibration_mm_s=6.0, windows=3, rejected={}, winding_k=None, has_level_tags=True)
     >>> healthy_levels([window(4.0, 6.0), window(4.2, 6.4), window(4.1, 5.0)], 1480.0, rated_current_a=20.0).winding_k
     36.0
 
@@ -497,6 +505,13 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     >>> for w in no_run: w[names.index("speed_rpm.mean")] = np.nan
     >>> healthy_levels(no_run, 1480.0).rejected
     {'no_speed': 2}
+
+    A historian with none of the tags a level is learnt from gives nothing, and says so:
+
+    >>> bare = [window(4.0, 6.0)]; bare[0][names.index("vibration_rms_mm_s.mean")] = np.nan
+    >>> bare[0][names.index("pressure_bar.mean")] = np.nan
+    >>> levels = healthy_levels(bare, 1480.0); levels.empty, levels.has_level_tags
+    (True, False)
     """
     rules = rules or BaselineRules()
     pressures: list[tuple[bool, float]] = []
@@ -529,4 +544,6 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
         pressure = round(float(np.median([v for c, v in pressures if c == cyclic])), 4)
     vibration = round(float(np.median(vibrations)), 4) if vibrations else None
     winding = round(float(np.median(windings)), 3) if windings else None
-    return PlcHealthyLevels(pressure, vibration, len(raws), rejected, winding)
+    columns = ["vibration_rms_mm_s.mean", "pressure_bar.mean"] + (["winding_temp_c.mean"] if rated_current_a else [])
+    has_tags = any(np.isfinite(float(np.asarray(raw)[_INDEX[c]])) for raw in raws for c in columns)
+    return PlcHealthyLevels(pressure, vibration, len(raws), rejected, winding, has_tags)
