@@ -151,15 +151,31 @@ def main() -> None:
     parser.add_argument("--winding-rise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
                         help="draw the machines' winding rise at rated current (K) from this range instead of the "
                              "domains' (30 95; before 2026-12-05: 30 70)")
+    parser.add_argument("--sensor-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="each machine's PLC transmitters this much noisier or smoother (DomainSpec.sensor_noise, "
+                             "off in the shipped domains)")
+    parser.add_argument("--vibration-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="the vibration transmitter's noise factor range (the domains': 0.3 1.6)")
+    parser.add_argument("--cavitation-burst-floor", type=float, default=None,
+                        help="the least burstiness of a cavitating pump's vibration (the domains': 0.2)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/generalisation.json"))
     args = parser.parse_args()
-    if args.winding_rise:  # before the workers fork: they read the same domains
+    changes: dict[str, object] = {}
+    if args.winding_rise:
+        changes["winding_rise_k"] = (args.winding_rise[0], args.winding_rise[1])
+    if args.sensor_noise:
+        changes["sensor_noise"] = (args.sensor_noise[0], args.sensor_noise[1])
+    if args.vibration_noise:
+        changes["vibration_noise"] = (args.vibration_noise[0], args.vibration_noise[1])
+    if args.cavitation_burst_floor is not None:
+        changes["cavitation_burst_floor"] = args.cavitation_burst_floor
+    if changes:  # before the workers fork: they read the same domains
         from dataclasses import replace
 
         from linewatch.simulator.domain import DOMAINS
 
         for name in list(DOMAINS):
-            DOMAINS[name] = replace(DOMAINS[name], winding_rise_k=(args.winding_rise[0], args.winding_rise[1]))
+            DOMAINS[name] = replace(DOMAINS[name], **changes)  # type: ignore[arg-type]
     from models.data.domain_data import build_domain_dataset
     from models.fusion import FusionWeights
     from models.registry import ModelRegistry

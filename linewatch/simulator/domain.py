@@ -73,7 +73,7 @@ from .health import (
 )
 from .noise import make_rng
 from .physics import AssetPhysics, PhysicsBlock, Snapshot
-from .plc import PlcSamples, measure
+from .plc import SENSOR_NOISE_TAGS, PlcSamples, measure
 from .thermal import ThermalCamera
 
 #: Fault variants of the randomised domain (the plant has outer-race bearing defects only).
@@ -146,6 +146,20 @@ class DomainSpec:
     #: (0.55, 1.1) and not shipped: a healthy NDE that warm hides a cooling failure's warm NDE end
     #: (docs/models.md, "Thermal: a healthy NDE bearing as warm as the DE").
     nde_friction_share: tuple[float, float] | None = None
+    #: Off (None) in the shipped domains: how noisy each machine's PLC transmitters read, a
+    #: log-uniform factor per machine and tag on the profile's noise (current, speed, bearing and
+    #: winding temperature, pressure): from a damped transmitter read through a filter to a noisy
+    #: one. With one noise per tag the PLC model learnt each tag's noise level (a bearing temperature
+    #: whose 60 s standard deviation is 0.12-0.21 K); trained with (0.05, 3.0), (0.1, 1.6) below and
+    #: a burst floor of 0, and not shipped (docs/models.md, "PLC: transmitters that read smoother or
+    #: noisier").
+    sensor_noise: tuple[float, float] | None = None
+    #: The vibration transmitter's noise, a log-uniform factor on the profile's 6 % per machine: a
+    #: long RMS window (damped) to a short one.
+    vibration_noise: tuple[float, float] = (0.3, 1.6)
+    #: The least burstiness of a pump's cavitation vibration (:mod:`.physics`, ``varied_cavitation``:
+    #: ``b`` from this to 0.9 per machine; 0: some pumps cavitate with a steady vibration).
+    cavitation_burst_floor: float = 0.2
     #: The driven machine's surface, drawn per machine: a pump's casing sits near its fluid's
     #: temperature (°C: chilled water to hot water), the other driven machines run at this rise over
     #: ambient at full load (K: a conveyor's gearbox, a press's power pack, a screw compressor's
@@ -228,9 +242,25 @@ def _plc_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     vibration transmitter reads (``vibration_noise``, times the profile's 6 %: a short RMS window
     to a long one) and how much a press stroke or compressor load step shakes it
     (``stroke_vibration_mm_s``: from a machine whose cycles do not show in its vibration, e.g. a
-    compressor unloading, to a press that jolts)."""
+    compressor unloading, to a press that jolts), and, with ``spec.sensor_noise``, how noisy its other
+    transmitters read (``<tag>_noise`` for :data:`~.plc.SENSOR_NOISE_TAGS`, read by :func:`~.plc.measure`).
+
+    >>> sorted(_plc_style(0, 11, TRAIN_DOMAIN))
+    ['stroke_vibration_mm_s', 'vibration_noise']
+    >>> style = _plc_style(0, 11, replace(TRAIN_DOMAIN, sensor_noise=(0.05, 3.0)))
+    >>> sorted(k for k in style if k.endswith("_noise"))  # doctest: +NORMALIZE_WHITESPACE
+    ['bearing_temp_c_noise', 'motor_current_a_noise', 'pressure_bar_noise', 'speed_rpm_noise',
+     'vibration_noise', 'winding_temp_c_noise']
+    >>> style["vibration_noise"] == _plc_style(0, 11, TRAIN_DOMAIN)["vibration_noise"]
+    True
+    """
     rng = make_rng(seed, "domain-plc-style", spec.name, i)
-    return {"vibration_noise": _lu(rng, 0.3, 1.6), "stroke_vibration_mm_s": float(rng.uniform(0.0, 1.2))}
+    style = {"vibration_noise": _lu(rng, *spec.vibration_noise), "stroke_vibration_mm_s": float(rng.uniform(0.0, 1.2))}
+    if spec.sensor_noise is not None:  # the stream's last draws: the keys above are unchanged
+        style.update({f"{tag}_noise": _lu(rng, *spec.sensor_noise) for tag in SENSOR_NOISE_TAGS})
+    if spec.cavitation_burst_floor != 0.2:  # a constant, no draw
+        style["cavitation_burst_floor"] = spec.cavitation_burst_floor
+    return style
 
 
 def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:

@@ -41,7 +41,8 @@ Model summary (``L`` load fraction, ``sf`` speed fraction (0 stopped, 1 running)
   (its NPSH margin, its system): head lost ``0.05-0.30 E_cav`` and pressure pulsation
   ``0.03-0.12 E_cav`` of the nominal pressure per machine, instead of ``0.25`` and ``0.04``, and
   its cavitation vibration comes in bursts (each tick's level ``1 + b |N(0, 1)|`` times the steady
-  one, ``b`` 0.2-0.9 per machine) instead of steadily.
+  one, ``b`` 0.2-0.9 per machine; from ``Asset.extra["cavitation_burst_floor"]`` instead of 0.2 where
+  the domain sets it, e.g. 0: from steady to bursty) instead of steadily.
 """
 
 from __future__ import annotations
@@ -257,7 +258,8 @@ class AssetPhysics:
         if not self.varied_cavitation:
             return 0.25, 0.04, 0.0
         u = hash_uniform(self.key + 43, np.arange(3))
-        return 0.05 + 0.25 * float(u[0]), 0.03 + 0.09 * float(u[1]), 0.2 + 0.7 * float(u[2])
+        floor = float(self.asset.extra.get("cavitation_burst_floor", 0.2))
+        return 0.05 + 0.25 * float(u[0]), 0.03 + 0.09 * float(u[1]), floor + (0.9 - floor) * float(u[2])
 
     def _load(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The operating load at the drive's speed (torque ``~ k^2`` on a centrifugal machine) and the

@@ -23,6 +23,10 @@ from .tags import PLC_TAGS, QUALITIES, TAG_DECIMALS, TAG_UNITS
 
 CSV_HEADER = "timestamp,tag,value,quality,unit"
 GOOD, UNCERTAIN, BAD = 0, 1, 2
+#: Tags whose measurement noise an asset may scale (``Asset.extra["<tag>_noise"]``, default 1: a
+#: damped transmitter to a noisy one; the domain fleets draw it per machine). The vibration
+#: transmitter's is ``vibration_noise`` (multiplicative); the run state has no noise.
+SENSOR_NOISE_TAGS: tuple[str, ...] = ("motor_current_a", "speed_rpm", "bearing_temp_c", "winding_temp_c", "pressure_bar")
 
 
 @dataclass
@@ -78,6 +82,8 @@ def measure(asset: Asset, block: PhysicsBlock, drift: DriftState, profile: Diffi
     std[:, 5] = 0.002 * asset.pressure_full_scale_bar * k
     true[:, 6] = block.run
     std[:, 6] = 0.0
+    for tag in SENSOR_NOISE_TAGS:
+        std[:, PLC_TAGS.index(tag)] *= asset.extra.get(f"{tag}_noise", 1.0)
     vals = true + std * noise
     vals[:, 4] = block.vibration_mm_s * np.exp(0.06 * k * asset.extra.get("vibration_noise", 1.0) * noise[:, 4])
 
