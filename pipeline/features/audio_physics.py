@@ -24,7 +24,11 @@ microphone's gain; this vector does not see either:
    A machine on the mains whose synchronous speed is known is read inside its slip window
    (:meth:`AssetProfile.slip_window_hz`: a louder tone train near nameplate speed, a screw
    compressor's lobe pass or a neighbour, is not its shaft); the estimate's confidence is still read
-   over the whole search range (since 2026-12-05, session 34).
+   over the whole search range (since 2026-12-05, session 34). On a machine on the mains the speed
+   is picked without the magnetic hum: its lines at twice the line frequency and their multiples
+   (:func:`hum_lines_hz`) are harmonics of the synchronous speed, so a loud hum drew the pick to
+   synchronous speed though the shaft slips below it (since 2026-12-06; the confidence is read as
+   before, on every line).
 4. **Orders.** Tones at k x shaft speed (k = 1..6), the mains hum, and the envelope spectra of four
    bands (1-2.5, 2.5-4.5, 4.5-7.2 kHz and the asset's resonance band, or the most impulsive band)
    read at h x the bearing's fault orders (h = 1..3), as log prominences over the local median.
@@ -138,6 +142,10 @@ SUPPLY_SWEEP_HZ = 8.0
 SUPPLY_REFINE = 0.02
 #: The lowest share of nameplate speed at which :func:`supply_range_hz` looks for a drive's supply.
 DRIVE_LOWEST_SPEED = 0.2
+#: How far (Hz) either side of a magnetic hum line (:func:`hum_lines_hz`) :func:`estimate_speed` leaves the
+#: tone spectrum out when it picks a mains-fed machine's speed: the main lobe of a Hann-windowed
+#: 1 s segment, whose first zeros lie 2 Hz from the line.
+HUM_NOTCH_HZ = 2.0
 #: Where :func:`drive_supply_hz` looks for a PWM carrier: the frequencies drives set it to (steps of
 #: this, within the tolerance), the log prominences over the running median (:data:`PWM_FLOOR_HZ`
 #: wide) of the carrier and of both its sidebands.
@@ -313,17 +321,57 @@ def _harmonic_sum(prom: np.ndarray, df: float, speeds: np.ndarray, top_hz: float
     return np.asarray((np.interp(np.outer(speeds, k), grid, positive) * weights).sum(axis=1) / weights.sum())
 
 
-def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None) -> SpeedEstimate:
-    """Harmonic-sum speed estimate (see the module docstring)."""
+def hum_lines_hz(profile: AssetProfile) -> tuple[float, ...]:
+    """The spacing of a mains-fed motor's magnetic hum lines: twice its line frequency (the core's
+    magnetostriction hums at 2 f_L and its multiples); the machine's ``line_frequency_hz``, else 50
+    and 60 Hz both; none on a drive, whose hum follows its output frequency.
+
+    >>> hum_lines_hz(AssetProfile(asset_id="P", line_frequency_hz=60.0)), hum_lines_hz(AssetProfile(asset_id="Q"))
+    ((120.0,), (100.0, 120.0))
+    >>> hum_lines_hz(AssetProfile(asset_id="D", vfd=True))
+    ()
+    """
+    if profile.vfd:
+        return ()
+    return (2.0 * float(profile.line_frequency_hz),) if profile.line_frequency_hz else (100.0, 120.0)
+
+
+def _without_lines(prom: np.ndarray, df: float, spacings_hz: tuple[float, ...]) -> np.ndarray:
+    """``prom`` with every bin within :data:`HUM_NOTCH_HZ` of a multiple of one of ``spacings_hz`` set to
+    0 (no prominence: :func:`_harmonic_sum` counts nothing there)."""
+    freqs = np.arange(prom.shape[0]) * df
+    out = prom.copy()
+    for spacing in spacings_hz:
+        out[np.abs(freqs - spacing * np.maximum(np.round(freqs / spacing), 1.0)) <= HUM_NOTCH_HZ] = 0.0
+    return out
+
+
+def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: float | None,
+                   hum_free: bool = True) -> SpeedEstimate:
+    """Harmonic-sum speed estimate (see the module docstring). ``hum_free`` False: the pick counts
+    the hum lines too, as before 2026-12-06 (``bench/bench_speed_mains_hum.py`` compares).
+
+    A 4-pole motor on 50 Hz mains slips to 24.5 Hz; its hum at 100, 200 and 300 Hz is louder than its
+    shaft tones, and the 4th, 8th and 12th harmonics of synchronous speed (25 Hz) meet it. Searched
+    around the PLC's speed (+-4 %, synchronous speed inside), the hum drew the pick to 25 Hz:
+
+    >>> df = 0.25; prom = np.zeros(8_000)
+    >>> for f, p in [(24.5, 2.0), (49.0, 1.8), (73.5, 1.6), (100.0, 6.0), (200.0, 5.0), (300.0, 4.0)]:
+    ...     prom[round(f / df)] = p
+    >>> round(estimate_speed(prom, df, AssetProfile(asset_id="M", line_frequency_hz=50.0), 24.5).shaft_hz, 2)
+    24.5
+    """
     lo, hi = speed_search_hz(profile, hint_hz)
     cand = np.arange(lo, hi + SPEED_STEP_HZ, SPEED_STEP_HZ)
     score = _harmonic_sum(prom, df, cand, hi)
+    lines = hum_lines_hz(profile) if hum_free else ()
+    pick = _harmonic_sum(_without_lines(prom, df, lines), df, cand, hi) if lines else score
     window = profile.slip_window_hz() if hint_hz is None or hint_hz <= 0 else None
     inside = (cand >= window[0]) & (cand <= window[1]) if window is not None else None
     if inside is not None and inside.any():  # a mains-fed motor turns in its slip window: pick there
-        best = int(np.flatnonzero(inside)[np.argmax(score[inside])])
+        best = int(np.flatnonzero(inside)[np.argmax(pick[inside])])
     else:
-        best = int(np.argmax(score))
+        best = int(np.argmax(pick))
     confidence = float(score[best] - np.median(score))  # against the whole search range, as trained
     shaft = float(cand[best])
     nominal = hint_hz or profile.nominal_shaft_hz

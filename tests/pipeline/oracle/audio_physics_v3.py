@@ -11,6 +11,10 @@ imported, not copied). Clips without a PWM carrier give the frozen v3 output bit
 A second, marked ``ADDED 2026-12-05 (session 34)``: without a measured speed, a machine on the mains
 whose synchronous speed is known is read inside its slip window
 (:meth:`AssetProfile.slip_window_hz`); a clip whose harmonic sum peaks inside it gives the v3 bits.
+
+A third, marked ``ADDED 2026-12-06``: on a machine on the mains the speed is picked on the harmonic
+sum without the magnetic hum lines (the shipped ``hum_lines_hz`` / ``_without_lines``, imported); the
+confidence is read on every line as before, so a clip whose pick does not move gives the v3 bits.
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -71,6 +75,7 @@ from scipy.signal import resample_poly
 from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.audio_physics import (  # ADDED 2026-12-05
     drive_supply_hz, notch_lines, speed_at_supply, supply_lines, supply_pole_pairs, supply_range_hz)
+from pipeline.features.audio_physics import _without_lines, hum_lines_hz  # ADDED 2026-12-06
 
 SAMPLE_RATE = 16_000
 SEGMENT = SAMPLE_RATE
@@ -206,12 +211,17 @@ def estimate_speed(prom: np.ndarray, df: float, profile: AssetProfile, hint_hz: 
     positive = np.log1p(np.maximum(prom - NOISE_PROMINENCE, 0.0))
     weights = 1.0 / np.sqrt(k)
     score = (np.interp(np.outer(cand, k), grid, positive) * weights).sum(axis=1) / weights.sum()
-    best = int(np.argmax(score))
+    # ADDED 2026-12-06: a machine on the mains has its speed picked without its magnetic hum lines
+    pick = score
+    if hum_lines_hz(profile):
+        quiet = np.log1p(np.maximum(_without_lines(prom, df, hum_lines_hz(profile)) - NOISE_PROMINENCE, 0.0))
+        pick = (np.interp(np.outer(cand, k), grid, quiet) * weights).sum(axis=1) / weights.sum()
+    best = int(np.argmax(pick))
     # ADDED 2026-12-05 (session 34): a machine on the mains is read inside its slip window
     window = profile.slip_window_hz() if hint_hz is None or hint_hz <= 0 else None
     inside = (cand >= window[0]) & (cand <= window[1]) if window is not None else None
     if inside is not None and inside.any():
-        best = int(np.flatnonzero(inside)[np.argmax(score[inside])])
+        best = int(np.flatnonzero(inside)[np.argmax(pick[inside])])
     confidence = float(score[best] - np.median(score))
     shaft = float(cand[best])
     nominal = hint_hz or profile.nominal_shaft_hz
