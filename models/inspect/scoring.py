@@ -141,6 +141,8 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     extrapolating: bool = False
+    #: the model inputs that lie far outside its training range (:meth:`Scorer.outside_training`)
+    outside_training: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     #: classes the file rules out on physics (:mod:`models.ruled_out`: a thermal frame whose motor body
     #: is warmer at its fan end rules ``normal`` out)
@@ -152,7 +154,8 @@ class FileResult:
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
-                "windows": self.windows, "extrapolating": self.extrapolating, "withheld": self.withheld,
+                "windows": self.windows, "extrapolating": self.extrapolating,
+                "outside_training": self.outside_training, "withheld": self.withheld,
                 "ruled_out": self.ruled_out, "shaft_hz": None if self.shaft_hz is None else round(self.shaft_hz, 3),
                 "speed_source": self.speed_source, "warnings": self.warnings, "error": self.error}
 
@@ -582,12 +585,10 @@ class Inspector:
                     first = next(x for x, r in zip(inputs, ruled, strict=True) if r)
                     result.warnings.append(ruled_out_note(modality, first, stats))
                 far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
+                result.outside_training = far
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
-                    result.warnings.append(f"{len(far)} model inputs lie far outside the training range "
-                                           f"({', '.join(far[:5])}{', ...' if len(far) > 5 else ''}): the "
-                                           "prediction extrapolates; check assets.json (speed, bearing, regions, "
-                                           "frame unit) for this machine")
+                    result.warnings.append(extrapolation_note(modality, far))
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
                 continue
@@ -629,6 +630,33 @@ def _speed_hint(asset_id: str, given: Mapping[str | None, float], from_plc: Mapp
     if asset_id in from_plc:
         return float(from_plc[asset_id]), SPEED_SOURCES[2]
     return None, SPEED_SOURCES[0]
+
+
+#: The PLC tag each ``missing.*`` input of the PLC vector stands for, as a warning names it.
+ABSENT_TAG_WORDS: dict[str, str] = {"current": "motor current", "speed": "speed", "bearing_temp": "bearing temperature",
+                                    "winding_temp": "winding temperature", "vibration": "vibration",
+                                    "pressure": "pressure"}
+
+
+def extrapolation_note(modality: str, far: list[str]) -> str:
+    """The warning of a file whose model inputs lie far outside the training range (``far``: their
+    names, sorted). A PLC export without a tag is said as such: every machine the PLC model learnt
+    from reported every tag, so an absent one is outside its training whatever assets.json says.
+
+    >>> extrapolation_note("plc", ["missing.pressure", "missing.winding_temp", "pressure.max_over_mean"])  # doctest: +ELLIPSIS
+    '3 model inputs lie far outside the training range (...): the export has no winding temperature or pressure tag...'
+    >>> extrapolation_note("thermal", ["a", "b", "c"])
+    '3 model inputs lie far outside the training range (a, b, c): the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine'
+    """
+    listed = f"{', '.join(far[:5])}{', ...' if len(far) > 5 else ''}"
+    head = f"{len(far)} model inputs lie far outside the training range ({listed}): "
+    absent = [words for key, words in ABSENT_TAG_WORDS.items() if f"missing.{key}" in far]
+    if modality == "plc" and absent:
+        tags = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} or {absent[-1]}"
+        return (head + f"the export has no {tags} tag, and every machine the PLC model learnt from had each of "
+                "them; the prediction extrapolates, and enters the fused verdict flattened (the classes such a "
+                "tag shows are withheld: docs/models.md, \"linewatch inspect\")")
+    return head + "the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine"
 
 
 def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:

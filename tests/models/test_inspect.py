@@ -652,6 +652,8 @@ def test_a_plc_file_without_the_vibration_tag_withholds_imbalance(plant, tmp_pat
     assert with_vib.label == "imbalance" and with_vib.withheld == []
     assert rec.error is None and rec.withheld == ["imbalance"]
     assert rec.probabilities["imbalance"] == 0.0 and rec.label != "imbalance"
+    # the record names the inputs outside the model's training: an absent tag is one
+    assert "missing.vibration" in rec.to_json()["outside_training"] and "missing.vibration" not in with_vib.outside_training
 
 
 def _with_vibration_scaled(src: Path, dst: Path, factor: float) -> Path:
