@@ -103,6 +103,17 @@ def prune_checkpoints(checkpoint_dir: Path, current_job_id: str) -> list[Path]:
     return removed
 
 
+def job_jvm_args(heap: str, tmp_args: list[str], log_dir: Path) -> str:
+    """``JVM_ARGS`` of the job's JVM: its heap, this run's temp dir, and its fatal-error log
+    (``hs_err_pid<pid>.log``, written if the JVM itself crashes) beside Flink's log instead of the
+    process's working directory, the project root.
+
+    >>> job_jvm_args("1g", ["-Djava.io.tmpdir=/t"], Path("/run/log"))
+    '-Xmx1g -Djava.io.tmpdir=/t -XX:ErrorFile=/run/log/hs_err_pid%p.log'
+    """
+    return " ".join([f"-Xmx{heap}", *tmp_args, f"-XX:ErrorFile={log_dir / 'hs_err_pid%p.log'}"])
+
+
 class IngestJob:
     """The ingestion job in an embedded MiniCluster, run by a child process."""
 
@@ -155,7 +166,7 @@ class IngestJob:
         self.flink_log_dir.mkdir(parents=True, exist_ok=True)
         for old in self.flink_log_dir.glob("*.log"):  # Flink overwrites it: keep the previous run's as .log.1
             old.replace(old.with_name(old.name + ".1"))
-        jvm_args = " ".join([f"-Xmx{self.spec.flink.jvm_heap}", *self.run_tmp.jvm_args()])
+        jvm_args = job_jvm_args(self.spec.flink.jvm_heap, self.run_tmp.jvm_args(), self.flink_log_dir)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "JVM_ARGS": jvm_args, "FLINK_LOG_DIR": str(self.flink_log_dir),
                **self.run_tmp.env(), **self.spec.flink.thread_env(),
                **self.spec.redis.secret_env()}  # the password: env, not spec.json
