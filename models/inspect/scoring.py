@@ -141,7 +141,7 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     extrapolating: bool = False
-    #: the model inputs that lie far outside its training range (:meth:`Scorer.outside_training`)
+    #: the model inputs that lie far outside its training range (:meth:`Inspector.outside_training`)
     outside_training: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     #: classes the file rules out on physics (:mod:`models.ruled_out`: a thermal frame whose motor body
