@@ -1856,9 +1856,11 @@ def warning_family(normalised: str) -> str:
 
 
 def score(
-    machines: list[Machine], samples: list[list[Sample]], fleet_dir: Path, with_healthy: bool, timeout: float
+    machines: list[Machine], samples: list[list[Sample]], fleet_dir: Path, with_healthy: bool, timeout: float,
+    registry: Path | None = None,
 ) -> dict[str, Any]:
     assets = fleet_dir / "assets.json"
+    base = ["--registry", str(registry)] if registry else []  # the models to score (default: the shipped ones)
     by_file: dict[str, tuple[int, int, str]] = {}
     rounds = max(len(ss) - 1 for ss in samples)
     results: dict[str, dict[tuple[int, int], dict[str, Any]]] = {"plain": {}}
@@ -1881,7 +1883,7 @@ def score(
         # a commissioning file the tool cannot read as an input would fail the whole call as a
         # --healthy-* reference: find those first (one call) and leave them out, reported
         comm_files = [f for ss in samples for f in ss[0].files.values()]
-        recs, stderr, rc, wall = run_inspect(comm_files, assets, [], timeout)
+        recs, stderr, rc, wall = run_inspect(comm_files, assets, base, timeout)
         call_times.append(wall)
         bad = {str(r.get("file")): str(r.get("error")) for r in (recs or []) if r.get("error")}
         for mi, ss in enumerate(samples):
@@ -1898,7 +1900,7 @@ def score(
         probe = [samples[0][1].files["audio"]]
         for _ in range(3 * len(samples)):
             extra = [x for mi in range(len(samples)) for x in healthy_opts[mi]]
-            recs, stderr, rc, wall = run_inspect(probe, assets, extra, timeout)
+            recs, stderr, rc, wall = run_inspect(probe, assets, base + extra, timeout)
             call_times.append(wall)
             if recs is not None or rc != 2:
                 break
@@ -1932,7 +1934,7 @@ def score(
         for r in range(rounds):
             groups = [(mi, r) for mi, ss in enumerate(samples) if r + 1 < len(ss)]
             files = [samples[mi][r + 1].files[k] for mi, _ in groups for k in ("audio", "thermal", "plc")]
-            recs, stderr, rc, wall = run_inspect(files, assets, extra, timeout)
+            recs, stderr, rc, wall = run_inspect(files, assets, base + extra, timeout)
             call_times.append(wall)
             print(f"  [{mode}] call {r + 1}/{rounds}: {len(files)} files, rc={rc}, {wall:5.1f} s", flush=True)
             todo: list[tuple[list[str], list[dict[str, Any]] | None, str, int]] = [(files, recs, stderr, rc)]
@@ -1943,7 +1945,7 @@ def score(
                 for mi, _ in groups:
                     fl = [samples[mi][r + 1].files[k] for k in ("audio", "thermal", "plc")]
                     ex = healthy_opts[mi] if mode == "healthy_ref" else extra
-                    rr, se, rcc, _ = run_inspect(fl, assets, ex, timeout)
+                    rr, se, rcc, _ = run_inspect(fl, assets, base + ex, timeout)
                     if rr is None:
                         crashes.append({"mode": mode, "round": r, "asset": ids[mi], "rc": rcc, "message": se[-2000:], "files": fl})
                     todo.append((fl, rr, se, rcc))
@@ -2180,6 +2182,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--print-report", type=Path, default=None, help="print the tables of a saved report and exit")
     ap.add_argument("--generate-only", action="store_true")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per inspect call")
+    ap.add_argument("--registry", type=Path, default=None, help="score these models (default: the shipped registry)")
     a = ap.parse_args(argv)
     if a.print_report:
         print_tables(json.loads(a.print_report.read_text(encoding="utf-8")))
@@ -2197,12 +2200,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fleet: {len(machines)} machines, {n_s} samples, {3 * n_s} files ({t_gen:.0f} s)", flush=True)
     if a.generate_only:
         return 0
-    sc = score(machines, samples, fleet_dir, a.with_healthy, a.timeout)
+    sc = score(machines, samples, fleet_dir, a.with_healthy, a.timeout, a.registry)
     t_all = time.time() - t0
     meta = {
         "command": " ".join([".venv/bin/python", "bench/bench_blind_fleet.py", *(argv if argv is not None else sys.argv[1:])]),
         "seed": a.seed, "machines": len(machines), "samples": n_s, "fleet_dir": str(fleet_dir),
-        "generate_s": round(t_gen, 1), "total_s": round(t_all, 1),
+        "generate_s": round(t_gen, 1), "total_s": round(t_all, 1), "registry": str(a.registry or "models/default"),
     }
     meta["linewatch_commit"] = repo_commit()
     if meta["linewatch_commit"] != commit_at_start:
