@@ -131,6 +131,8 @@ def _get(results: dict, path: tuple) -> float:
 
 
 def main() -> None:
+    from models.data.domain_overrides import add_domain_arguments, apply_domain_changes
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--registry", type=Path, default=Path("models/default"))
     parser.add_argument("--per-class", type=int, default=150)
@@ -148,34 +150,10 @@ def main() -> None:
     parser.add_argument("--no-withholding", action="store_true",
                         help="score as served before 2026-12-02: audio read without a learned baseline does not "
                              "withhold imbalance (models.withheld_classes)")
-    parser.add_argument("--winding-rise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="draw the machines' winding rise at rated current (K) from this range instead of the "
-                             "domains' (30 95; before 2026-12-05: 30 70)")
-    parser.add_argument("--sensor-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="each machine's PLC transmitters this much noisier or smoother (DomainSpec.sensor_noise, "
-                             "off in the shipped domains)")
-    parser.add_argument("--vibration-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="the vibration transmitter's noise factor range (the domains': 0.3 1.6)")
-    parser.add_argument("--cavitation-burst-floor", type=float, default=None,
-                        help="the least burstiness of a cavitating pump's vibration (the domains': 0.2)")
+    add_domain_arguments(parser)  # --winding-rise, --sensor-noise, --vibration-noise, --cavitation-burst-floor
     parser.add_argument("--out", type=Path, default=Path("bench/results/generalisation.json"))
     args = parser.parse_args()
-    changes: dict[str, object] = {}
-    if args.winding_rise:
-        changes["winding_rise_k"] = (args.winding_rise[0], args.winding_rise[1])
-    if args.sensor_noise:
-        changes["sensor_noise"] = (args.sensor_noise[0], args.sensor_noise[1])
-    if args.vibration_noise:
-        changes["vibration_noise"] = (args.vibration_noise[0], args.vibration_noise[1])
-    if args.cavitation_burst_floor is not None:
-        changes["cavitation_burst_floor"] = args.cavitation_burst_floor
-    if changes:  # before the workers fork: they read the same domains
-        from dataclasses import replace
-
-        from linewatch.simulator.domain import DOMAINS
-
-        for name in list(DOMAINS):
-            DOMAINS[name] = replace(DOMAINS[name], **changes)  # type: ignore[arg-type]
+    apply_domain_changes(args)  # before the workers fork: they read the same domains
     from models.data.domain_data import build_domain_dataset
     from models.fusion import FusionWeights
     from models.registry import ModelRegistry

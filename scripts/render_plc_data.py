@@ -37,6 +37,8 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.nd
 
 
 def main() -> None:
+    from models.data.domain_overrides import add_domain_arguments, apply_domain_changes
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples-per-class", type=int, required=True)
     parser.add_argument("--assets", type=int, required=True)
@@ -47,26 +49,9 @@ def main() -> None:
     parser.add_argument("--raw-out", type=Path, default=None,
                         help="also save the raw window features (plc_window_features, float64) as .npy")
     parser.add_argument("--expect-digest", default=None, help="SHA-256 of a card's dataset (LabelledSamples.digest)")
-    parser.add_argument("--sensor-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="each machine's PLC transmitters this much noisier or smoother (log-uniform per tag; "
-                             "DomainSpec.sensor_noise, off in the shipped domains)")
-    parser.add_argument("--vibration-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="the vibration transmitter's noise factor range (the domains': 0.3 1.6)")
-    parser.add_argument("--cavitation-burst-floor", type=float, default=None,
-                        help="the least burstiness of a cavitating pump's vibration (the domains': 0.2)")
+    add_domain_arguments(parser)  # --winding-rise, --sensor-noise, --vibration-noise, --cavitation-burst-floor
     args = parser.parse_args()
-    if args.sensor_noise or args.vibration_noise or args.cavitation_burst_floor is not None:
-        from dataclasses import replace
-
-        from linewatch.simulator.domain import DOMAINS
-
-        for name in list(DOMAINS):  # before the workers fork: they read the same domains
-            spec = DOMAINS[name]
-            DOMAINS[name] = replace(
-                spec, sensor_noise=tuple(args.sensor_noise) if args.sensor_noise else spec.sensor_noise,
-                vibration_noise=tuple(args.vibration_noise) if args.vibration_noise else spec.vibration_noise,
-                cavitation_burst_floor=spec.cavitation_burst_floor if args.cavitation_burst_floor is None
-                else args.cavitation_burst_floor)
+    apply_domain_changes(args)  # before the workers fork: they read the same domains
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
     from models.data.domain_data import DomainDataset, _chunks, domain_world
 
