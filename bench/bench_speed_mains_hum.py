@@ -36,17 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-FLEETS = (("train", 150, 1001), ("unseen", 60, 1002))  # bench_generalisation's fresh fleets
 
 
 def _speeds(x: np.ndarray, rate: int, profile: Any, true_hz: float) -> dict[str, float]:
     """The speed the first second of a clip is read at: with / without a measured speed, shipped / as before."""
+    from bench_speed_estimate import _tones
     from pipeline.features import audio_physics as ap
 
-    x = ap.resample_to_16k(np.asarray(x, np.float64), rate)[: ap.SAMPLE_RATE]
-    x = x - float(np.mean(x))
-    x = x / max(float(np.sqrt(np.mean(x * x))), 1e-12)
-    _, prom, df = ap._tone_prominence(x.astype(np.float32))
+    prom, df = _tones(ap.resample_to_16k(np.asarray(x, np.float64), rate))
     return {f"{hint_name}/{mode}": ap.estimate_speed(prom, df, profile, hint, hum_free=free).shaft_hz
             for hint_name, hint in (("measured speed", true_hz), ("sound alone", None))
             for mode, free in (("shipped", True), ("as before", False))}
@@ -91,6 +88,7 @@ def _sim_part(args: tuple[str, int, int, int, list[int]]) -> list[dict[str, Any]
 
 
 def simulator_clips(per_class: int, workers: int) -> list[dict[str, Any]]:
+    from bench_speed_estimate import FLEETS  # bench_generalisation's fresh fleets
     from models.data.domain_data import domain_world
 
     jobs = []
