@@ -72,7 +72,7 @@ from .health import (
     faults_for,
 )
 from .noise import make_rng
-from .physics import AssetPhysics, PhysicsBlock, Snapshot
+from .physics import CAVITATION_BURST_FLOOR, AssetPhysics, PhysicsBlock, Snapshot
 from .plc import SENSOR_NOISE_TAGS, PlcSamples, measure
 from .thermal import ThermalCamera
 
@@ -159,7 +159,7 @@ class DomainSpec:
     vibration_noise: tuple[float, float] = (0.3, 1.6)
     #: The least burstiness of a pump's cavitation vibration (:mod:`.physics`, ``varied_cavitation``:
     #: ``b`` from this to 0.9 per machine; 0: some pumps cavitate with a steady vibration).
-    cavitation_burst_floor: float = 0.2
+    cavitation_burst_floor: float = CAVITATION_BURST_FLOOR
     #: The driven machine's surface, drawn per machine: a pump's casing sits near its fluid's
     #: temperature (°C: chilled water to hot water), the other driven machines run at this rise over
     #: ambient at full load (K: a conveyor's gearbox, a press's power pack, a screw compressor's
@@ -258,7 +258,7 @@ def _plc_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
     style = {"vibration_noise": _lu(rng, *spec.vibration_noise), "stroke_vibration_mm_s": float(rng.uniform(0.0, 1.2))}
     if spec.sensor_noise is not None:  # the stream's last draws: the keys above are unchanged
         style.update({f"{tag}_noise": _lu(rng, *spec.sensor_noise) for tag in SENSOR_NOISE_TAGS})
-    if spec.cavitation_burst_floor != 0.2:  # a constant, no draw
+    if spec.cavitation_burst_floor != CAVITATION_BURST_FLOOR:  # a constant, no draw
         style["cavitation_burst_floor"] = spec.cavitation_burst_floor
     return style
 

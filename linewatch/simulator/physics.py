@@ -70,6 +70,10 @@ COOLING_NDE_K = 14.0
 #: The NDE bearing's friction rise as a share of the DE bearing's, unless the asset's ``extra`` has
 #: its own ``thermal_nde_friction_share`` (:attr:`~.domain.DomainSpec.nde_friction_share`).
 NDE_FRICTION_SHARE = 0.8
+#: The least burstiness ``b`` of a pump's cavitation vibration under ``varied_cavitation`` (``b`` up to
+#: 0.9), unless the asset's ``extra`` has its own ``cavitation_burst_floor``
+#: (:attr:`~.domain.DomainSpec.cavitation_burst_floor`).
+CAVITATION_BURST_FLOOR = 0.2
 
 
 @dataclass(frozen=True)
@@ -258,7 +262,7 @@ class AssetPhysics:
         if not self.varied_cavitation:
             return 0.25, 0.04, 0.0
         u = hash_uniform(self.key + 43, np.arange(3))
-        floor = float(self.asset.extra.get("cavitation_burst_floor", 0.2))
+        floor = float(self.asset.extra.get("cavitation_burst_floor", CAVITATION_BURST_FLOOR))
         return 0.05 + 0.25 * float(u[0]), 0.03 + 0.09 * float(u[1]), floor + (0.9 - floor) * float(u[2])
 
     def _load(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
