@@ -9,8 +9,8 @@ machine as the camera sees it; this module does the same, on the frame itself:
 * **edges**: the painted parts of a running machine (motor body, bearing housings, terminal box,
   coupling, driven machine) differ from the hall's ambient and from each other, so their outlines
   are temperature edges. The frame (°C) is reduced to at most :data:`WORK_MAX_SIDE` pixels a side,
-  its gradient magnitude normalised by its 99th percentile and capped at 1 (a hot lug or lamp
-  weighs no more than any other edge).
+  its gradient magnitude saturated well above the camera's noise (:func:`edge_map`: a hot lug,
+  lamp or steam pipe weighs no more than any other edge).
 * **pre-check** (boxes given): the same group search at half the work resolution with five
   scales and a lenient test (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`); boxes that clearly fit
   are returned as they are (the common case, and the cheap one);
@@ -78,6 +78,12 @@ PRECHECK_GAIN = 0.1
 PRECHECK_ABS = 0.02
 PRECHECK_MIN_SIDE = 100
 MIN_EDGE_CONTRAST_K = 1.5
+#: :func:`edge_map` saturates the gradient at this many times its median (the noise of the flat
+#: background): an edge counts fully once it stands this far above the camera's noise.
+EDGE_NOISE_MULTIPLE = 32.0
+#: ... and weighs each pixel by its gradient over the largest in this window (pixels a side) around it,
+#: so that an edge is strongest at its middle and falls off across its blurred flanks.
+EDGE_PEAK_WINDOW = 5
 PROPOSE_ORIENTATION_MARGIN = 0.03
 #: The features message's ``stats`` key that is 1.0 on a frame read through proposed boxes whose drive
 #: end was not taken from the warmer end of the motor body (``fan_side`` declared it, or the machine's
@@ -169,18 +175,38 @@ def _median3(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def edge_map(frame_c: np.ndarray) -> np.ndarray | None:
-    """Gradient magnitude of the frame (3-tap medians along x then y, clipped to its 1st-99.9th percentiles),
-    normalised to its 99th percentile (capped at 1); None without contrast."""
+    """Temperature edges, 0..1: the gradient magnitude ``g`` of the frame (3-tap medians along x then y,
+    clipped to its 1st-99.9th percentiles), saturated as ``1 - exp(-g / scale)`` with ``scale``
+    :data:`EDGE_NOISE_MULTIPLE` x the median of ``g`` (the background's noise; a noise-free frame:
+    its 99th percentile), times ``g`` over the largest ``g`` within :data:`EDGE_PEAK_WINDOW` pixels;
+    None without contrast.
+
+    Saturated, an outline scores by how much of it lies on an edge, not by how hot the edge is: a
+    steam pipe across the hall no longer outweighs a motor a few kelvin over ambient. With ``g``
+    normalised to its 99th percentile (before 2026-12-06), which a pipe's edges set, the boxes of
+    fixed cameras were pulled onto pipes on 78 of 312 frames of ``bench/bench_blind_fleet.py``'s
+    fleet. Weighed by its local peak, an edge is strongest at its middle, so an outline a pixel or two
+    off still gains by moving onto it (saturation alone left boxes 2-3 px off where they were).
+    ``bench/bench_region_fit.py`` measures both.
+
+    >>> frame = np.full((60, 80), 20.0, np.float32)
+    >>> frame[20:40, 20:50] = 25.0                                   # a cool motor
+    >>> frame[5:9, :] = 150.0                                        # a steam pipe across the frame
+    >>> e = edge_map(frame + np.random.default_rng(0).normal(0, 0.05, frame.shape).astype(np.float32))
+    >>> round(float(e[20, 35]), 2), round(float(e[8, 35]), 2)       # the motor's edge, the pipe's
+    (0.99, 1.0)
+    """
     # dead pixels, rows and columns (a stuck 0 or 65535) would be the strongest edges otherwise
     clean = _median3(_median3(frame_c, 1), 0)
     lo, p10, hi = (float(v) for v in np.percentile(clean, (1.0, 10.0, 99.9)))
     sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
     g = np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0
-    p99 = float(np.percentile(g, 99.0))
-    spread = hi - p10
-    if spread < MIN_EDGE_CONTRAST_K or p99 <= 1e-6:
+    noise, p99 = (float(v) for v in np.percentile(g, (50.0, 99.0)))
+    scale = EDGE_NOISE_MULTIPLE * noise if noise > 1e-6 else p99  # noise-free: a synthetic frame
+    if hi - p10 < MIN_EDGE_CONTRAST_K or scale <= 1e-6:
         return None
-    return np.minimum(g / p99, 1.0).astype(np.float32)
+    peak = ndimage.maximum_filter(g, size=EDGE_PEAK_WINDOW, mode="nearest")
+    return ((1.0 - np.exp(-g / scale)) * g / np.maximum(peak, 1e-12)).astype(np.float32)
 
 
 def _outline(boxes: list[tuple[float, float, float, float]], ox: float, oy: float, shape: tuple[int, int]) -> np.ndarray:
