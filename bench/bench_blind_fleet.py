@@ -1809,6 +1809,14 @@ def generate(fleet_dir: Path, n_machines: int, seed: int) -> tuple[list[Machine]
     return machines, all_samples
 
 
+def ensure_fleet(fleet_dir: Path, n_machines: int = 30, seed: int = 1) -> None:
+    """Generate the fleet in ``fleet_dir`` unless it is there (its ``truth.json``): for the benches that
+    read this fleet's files (``bench_speed_mains_hum.py``, ``bench_region_fit.py``)."""
+    if not (fleet_dir / "truth.json").exists():
+        print(f"generating the blind fleet in {fleet_dir} ...", flush=True)
+        generate(fleet_dir, n_machines, seed)
+
+
 def load_fleet(fleet_dir: Path) -> tuple[list[Machine], list[list[Sample]]]:
     truth = json.loads((fleet_dir / "truth.json").read_text(encoding="utf-8"))
     machines = []

@@ -13,8 +13,8 @@ across the hall) outweighed a machine a few kelvin over ambient. Each frame is f
 
 - **blind**: every frame of ``bench/bench_blind_fleet.py``'s fleet that has ``regions`` in its
   ``assets.json`` (``--fleet``, generated here if missing): fixed cameras, cameras moved since the
-  boxes were drawn, hand-held survey routes (+-6 % position, +-8 % scale per visit), 25 % with a
-  hot pipe; the boxes drawn 5 % inside each part;
+  boxes were drawn, hand-held survey routes (+-6 % position, +-8 % scale per visit), a quarter of
+  the cameras with a hot pipe in view; the boxes drawn 5 % inside each part;
 - **foreign**: ``bench/bench_foreign_fleet.py``'s machines (another generator), their boxes as its
   ``assets.json`` gives them (exact, drawn inside or outside, rough: +-4 % off; fixed cameras);
 - **ours**: our simulator's fresh fleets (``bench_generalisation.py``'s seeds, training and unseen
@@ -215,11 +215,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/results/region_fit.json")
     args = parser.parse_args()
     t0 = time.time()
-    if not (args.fleet / "truth.json").exists():
-        import bench_blind_fleet
+    from bench_blind_fleet import ensure_fleet
 
-        print(f"generating the blind fleet in {args.fleet} ...", flush=True)
-        bench_blind_fleet.generate(args.fleet, 30, 1)
+    ensure_fleet(args.fleet)
     rows = (_run(blind_frames(args.fleet), args.workers)
             + _run(foreign_frames(args.foreign_machines, args.foreign_seed, args.foreign_frames), args.workers)
             + _run(our_frames(args.per_class), args.workers))

@@ -128,11 +128,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/results/speed_mains_hum.json")
     args = parser.parse_args()
     t0 = time.time()
-    if not (args.fleet / "truth.json").exists():
-        import bench_blind_fleet
+    from bench_blind_fleet import ensure_fleet
 
-        print(f"generating the blind fleet in {args.fleet} ...", flush=True)
-        bench_blind_fleet.generate(args.fleet, 30, 1)
+    ensure_fleet(args.fleet)
     clips = blind_clips(args.fleet, args.workers) + simulator_clips(args.per_class, args.workers)
     result = {"command": " ".join([".venv/bin/python", "bench/bench_speed_mains_hum.py", *sys.argv[1:]]),
               "fleet": str(args.fleet), "seconds": round(time.time() - t0, 1), "results": summarise(clips)}
