@@ -33,13 +33,12 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -54,12 +53,9 @@ def edge_map_p99(frame_c: np.ndarray) -> np.ndarray | None:
     normalised to its 99th percentile and capped at 1."""
     from pipeline.features import thermal_fit as tf
 
-    clean = tf._median3(tf._median3(frame_c, 1), 0)
-    lo, p10, hi = (float(v) for v in np.percentile(clean, (1.0, 10.0, 99.9)))
-    sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
-    g = np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0
+    g, spread = tf.gradient(frame_c)
     p99 = float(np.percentile(g, 99.0))
-    if hi - p10 < tf.MIN_EDGE_CONTRAST_K or p99 <= 1e-6:
+    if spread < tf.MIN_EDGE_CONTRAST_K or p99 <= 1e-6:
         return None
     return np.minimum(g / p99, 1.0).astype(np.float32)
 
@@ -195,13 +191,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _run(frames: Iterator[Frame], workers: int, fn: Callable[[Frame], dict[str, Any]] = fit_frame) -> list[dict[str, Any]]:
+def _run(frames: Iterator[Frame], workers: int) -> list[dict[str, Any]]:
     if workers <= 1:
-        return [fn(f) for f in frames]
+        return [fit_frame(f) for f in frames]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(fn, frames, chunksize=4))
+        return list(pool.map(fit_frame, frames, chunksize=4))
 
 
 def main() -> None:

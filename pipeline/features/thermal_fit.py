@@ -174,12 +174,22 @@ def _median3(x: np.ndarray, axis: int) -> np.ndarray:
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
 
+def gradient(frame_c: np.ndarray) -> tuple[np.ndarray, float]:
+    """The frame's gradient magnitude (K per pixel; 3-tap medians along x then y, clipped to its
+    1st-99.9th percentiles, smoothed) and its contrast (99.9th minus 10th percentile, K), as
+    :func:`edge_map` reads them."""
+    # dead pixels, rows and columns (a stuck 0 or 65535) would be the strongest edges otherwise
+    clean = _median3(_median3(frame_c, 1), 0)
+    lo, p10, hi = (float(v) for v in np.percentile(clean, (1.0, 10.0, 99.9)))
+    sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
+    return np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0, hi - p10
+
+
 def edge_map(frame_c: np.ndarray) -> np.ndarray | None:
-    """Temperature edges, 0..1: the gradient magnitude ``g`` of the frame (3-tap medians along x then y,
-    clipped to its 1st-99.9th percentiles), saturated as ``1 - exp(-g / scale)`` with ``scale``
-    :data:`EDGE_NOISE_MULTIPLE` x the median of ``g`` (the background's noise; a noise-free frame:
-    its 99th percentile), times ``g`` over the largest ``g`` within :data:`EDGE_PEAK_WINDOW` pixels;
-    None without contrast.
+    """Temperature edges, 0..1: the gradient magnitude ``g`` of the frame (:func:`gradient`),
+    saturated as ``1 - exp(-g / scale)`` with ``scale`` :data:`EDGE_NOISE_MULTIPLE` x the median of
+    ``g`` (the background's noise; a noise-free frame: its 99th percentile), times ``g`` over the
+    largest ``g`` within :data:`EDGE_PEAK_WINDOW` pixels; None without contrast.
 
     Saturated, an outline scores by how much of it lies on an edge, not by how hot the edge is: a
     steam pipe across the hall no longer outweighs a motor a few kelvin over ambient. With ``g``
@@ -196,14 +206,10 @@ def edge_map(frame_c: np.ndarray) -> np.ndarray | None:
     >>> round(float(e[20, 35]), 2), round(float(e[8, 35]), 2)       # the motor's edge, the pipe's
     (0.99, 1.0)
     """
-    # dead pixels, rows and columns (a stuck 0 or 65535) would be the strongest edges otherwise
-    clean = _median3(_median3(frame_c, 1), 0)
-    lo, p10, hi = (float(v) for v in np.percentile(clean, (1.0, 10.0, 99.9)))
-    sm = ndimage.gaussian_filter(np.clip(clean, lo, hi), 0.7, mode="nearest")
-    g = np.hypot(ndimage.sobel(sm, 0, mode="nearest"), ndimage.sobel(sm, 1, mode="nearest")) / 8.0
+    g, spread = gradient(frame_c)
     noise, p99 = (float(v) for v in np.percentile(g, (50.0, 99.0)))
     scale = EDGE_NOISE_MULTIPLE * noise if noise > 1e-6 else p99  # noise-free: a synthetic frame
-    if hi - p10 < MIN_EDGE_CONTRAST_K or scale <= 1e-6:
+    if spread < MIN_EDGE_CONTRAST_K or scale <= 1e-6:
         return None
     peak = ndimage.maximum_filter(g, size=EDGE_PEAK_WINDOW, mode="nearest")
     return ((1.0 - np.exp(-g / scale)) * g / np.maximum(peak, 1e-12)).astype(np.float32)
