@@ -250,7 +250,7 @@ def _bearing_note(entry: Mapping[str, Any], nominal_hz: float | None, orders: Ma
             f"the designations linewatch knows are {', '.join(KNOWN_BEARINGS)}; give the bearing's geometry "
             "(n_balls, ball_d_mm, pitch_d_mm, contact_angle_deg) or the maker's fault frequencies (bearing_orders, "
             "or bearing_frequencies_hz with the nameplate speed). Until then audio reads it with a blind comb, "
-            "which misses fault orders near whole numbers")
+            "which finds a fault less surely than the bearing's own orders")
 
 
 #: The machine parts the thermal vector reads (``pipeline.features.thermal_regions.REGIONS``).
