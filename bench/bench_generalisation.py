@@ -63,9 +63,10 @@ def _evaluate(probs: np.ndarray, ds) -> dict:
             "_evaluation": e}
 
 
-def score(ds, registry, weights, withholding: bool = True) -> dict:
+def score(ds, registry, weights, withholding: bool = True, fill_missing: bool = True) -> dict:
     from models.export.onnx_export import ort_logits, ort_session
     from models.fusion.fit import fuse_arrays, restrict_arrays
+    from models.missing_tags import HealthyFill
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, possible_mask
     from models.withheld_classes import drop_withheld_rows, withheld_rows
@@ -80,6 +81,9 @@ def score(ds, registry, weights, withholding: bool = True) -> dict:
         blind = withheld_rows(m, x, ds.classes) if withholding else np.zeros((len(x), len(ds.classes)), bool)
         if blind.any():
             withheld[m] = blind
+        fill = HealthyFill.load(model.path("reference"), model.card.classes) if fill_missing else None
+        if fill is not None:  # a PLC tag the historian lacks, read as served (models.missing_tags)
+            x = np.stack([fill.apply(row) for row in x]) if len(x) else x
         out[m] = {}
         for kind, role in (("int8", "student_int8_cpu"), ("fp32", "student_fp32")):
             p = apply_mask(softmax(ort_logits(ort_session(model.path(role)), x)), possible)
@@ -151,6 +155,12 @@ def main() -> None:
                         help="score as served before 2026-12-02: audio read without a learned baseline does not "
                              "withhold imbalance (models.withheld_classes)")
     add_domain_arguments(parser)  # --winding-rise, --sensor-noise, --vibration-noise, --cavitation-burst-floor
+    parser.add_argument("--plc-absent-share", type=float, default=0.0,
+                        help="the share of machines whose historian lacks some PLC tags (models.data.sensor_fit; "
+                             "default 0: every tag, as the models were trained)")
+    parser.add_argument("--no-missing-fill", action="store_true",
+                        help="the PLC model reads a missing tag as the features job writes it (missing.* 1, its "
+                             "inputs 0), as before 2026-12-06, not at its healthy median (models.missing_tags)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/generalisation.json"))
     args = parser.parse_args()
     apply_domain_changes(args)  # before the workers fork: they read the same domains
@@ -163,16 +173,16 @@ def main() -> None:
     weights = FusionWeights.load(args.registry / "fusion.json")
     t0 = time.perf_counter()
     audio = {"audio_baseline_share": args.audio_baseline_share, "audio_chronic_share": 0.0,
-             "audio_baseline_speed_gate": not args.no_speed_gate}
+             "audio_baseline_speed_gate": not args.no_speed_gate, "plc_absent_share": args.plc_absent_share}
     seen = build_domain_dataset(args.per_class, args.assets, seed=args.seed, domain="train", workers=args.workers,
                                 progress=True, **audio)
     unseen = build_domain_dataset(args.unseen_per_class, args.unseen_assets, seed=args.seed + 1, domain="unseen",
                                   workers=args.workers, progress=True, **audio)
     data_s = time.perf_counter() - t0
-    rule = not args.no_withholding
-    results = {"seen": score(seen, registry, weights, rule), "unseen": score(unseen, registry, weights, rule),
-               "seen_no_audio_baseline": score(without_audio_baseline(seen), registry, weights, rule),
-               "unseen_no_audio_baseline": score(without_audio_baseline(unseen), registry, weights, rule)}
+    rule, fill = not args.no_withholding, not args.no_missing_fill
+    results = {"seen": score(seen, registry, weights, rule, fill), "unseen": score(unseen, registry, weights, rule, fill),
+               "seen_no_audio_baseline": score(without_audio_baseline(seen), registry, weights, rule, fill),
+               "unseen_no_audio_baseline": score(without_audio_baseline(unseen), registry, weights, rule, fill)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     stem = args.out.with_suffix("")
     for name in ("seen", "unseen"):

@@ -36,6 +36,7 @@ from linewatch.contract import (
 )
 from linewatch.explain_settings import ExplainSettings
 from models.inputs import InputMismatchError, input_array
+from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry
 from models.registry.store import DEFAULT_ROOT
 from pipeline.features.asset_profile import AssetProfile
@@ -65,6 +66,12 @@ class LoadedModel:
     classes: tuple[str, ...]
     names: tuple[str, ...]
     lime: VectorLime
+    #: What a PLC tag the historian lacks reads as, as the inference service read it (:mod:`models.missing_tags`).
+    fill: HealthyFill | None = None
+
+    def model_input(self, x: NDArray[Any]) -> NDArray[Any]:
+        """The input the model read for the features vector ``x`` (what LIME explains)."""
+        return x if self.fill is None else self.fill.apply(x)
 
 
 class ModelBank:
@@ -92,9 +99,12 @@ class ModelBank:
             names = tuple(str(n) for n in ref_npz["names"])
             lime = VectorLime(ref_npz["features"], names, card.classes, runtime.predict,
                               reference_labels=ref_npz["labels"], method=self.method)
+            fill = (HealthyFill.from_reference(ref_npz["features"], ref_npz["labels"], names,
+                                               list(card.classes).index("normal"))
+                    if "normal" in card.classes else None)
             self._open[key] = LoadedModel(modality, ModelRef(name=card.name, version=card.version,
                                                              sha256=card.files[role].sha256),
-                                          tuple(card.classes), names, lime)
+                                          tuple(card.classes), names, lime, fill)
         return self._open[key]
 
 
@@ -140,7 +150,7 @@ class VerdictExplainer:
             if label not in model.classes:
                 continue
             n = s.num_samples.get(item.modality, 600)
-            res = model.lime.explain(x, model.classes.index(label), n, s.seeds, s.top_k)
+            res = model.lime.explain(model.model_input(x), model.classes.index(label), n, s.seeds, s.top_k)
             heatmap = self._heatmap(item, res, profile)
             top = [FeatureWeight(name=f"{item.modality}.{name}", weight=round(w, 6), value=round(v, 6))
                    for name, w, v in res.top(s.top_k)]

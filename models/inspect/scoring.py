@@ -28,6 +28,7 @@ from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
 from models.inspect.readers import InspectInputError, hold_between_changes, lossy_bitrate_kbps, read_plc, read_wav
+from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry, default_registry
 from models.ruled_out import rule_out, ruled_out, ruled_out_note
 from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
@@ -192,6 +193,7 @@ class Inspector:
         self.fusion = fusion or (FusionWeights.load(path) if path.is_file() else FusionWeights(impossible=CAVITATION_NEEDS_A_PUMP))
         self._sessions: dict[str, tuple[object, list[str], str]] = {}
         self._ranges: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
+        self._fills: dict[str, HealthyFill | None] = {}
 
     def _model(self, modality: str) -> tuple[object, list[str], str]:
         if modality not in self._sessions:  # onnxruntime directly: no torch import for a CLI call
@@ -205,7 +207,15 @@ class Inspector:
             self._sessions[modality] = (session, list(model.card.classes),
                                         f"{modality} {model.version} ({model.card.serving_role})")
             self._ranges[modality] = _training_range(model)
+            self._fills[modality] = HealthyFill.load(model.path("reference"), model.card.classes)
         return self._sessions[modality]
+
+    def model_input(self, modality: str, x: np.ndarray) -> np.ndarray:
+        """What the model reads for input ``x``: a PLC tag the export lacks at the model's healthy median
+        (:mod:`models.missing_tags`); ``x`` itself otherwise."""
+        self._model(modality)
+        fill = self._fills.get(modality)
+        return x if fill is None else fill.apply(x)
 
     def outside_training(self, modality: str, x: np.ndarray) -> list[str]:
         """Input values far outside what the model saw in training (its reference sample):
@@ -213,6 +223,7 @@ class Inspector:
         rng = self._ranges.get(modality)
         if rng is None:
             return []
+        x = self.model_input(modality, x)
         lo, hi, names = rng
         margin = 0.25 * np.maximum(hi - lo, 1e-6)
         out = np.flatnonzero((x < lo - margin) | (x > hi + margin))
@@ -226,7 +237,8 @@ class Inspector:
         from models.specs import INPUT_NAME, OUTPUT_NAME
 
         session, classes, name = self._model(modality)
-        logits = session.run([OUTPUT_NAME], {INPUT_NAME: np.stack(inputs).astype(np.float32)})[0]  # type: ignore[attr-defined]
+        batch = np.stack([self.model_input(modality, x) for x in inputs]).astype(np.float32)
+        logits = session.run([OUTPUT_NAME], {INPUT_NAME: batch})[0]  # type: ignore[attr-defined]
         probs = softmax(logits).mean(axis=0)
         impossible = self.fusion.impossible_for(asset_type)
         if impossible and len(impossible) < len(classes):
@@ -571,6 +583,8 @@ class Inspector:
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)
                 result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x, stats)} & set(classes))
+                if modality == "plc" and (note := missing_tags_note(inputs)):
+                    result.warnings.append(note)
                 if (modality == "thermal" and float((stats or {}).get("regions_proposed", 0.0)) >= 0.5
                         and "electrical_overheating" not in result.withheld):
                     result.warnings.append(proposed_hot_connection_note(inputs[0]))
@@ -640,23 +654,44 @@ ABSENT_TAG_WORDS: dict[str, str] = {"current": "motor current", "speed": "speed"
 
 def extrapolation_note(modality: str, far: list[str]) -> str:
     """The warning of a file whose model inputs lie far outside the training range (``far``: their
-    names, sorted). A PLC export without a tag is said as such: every machine the PLC model learnt
-    from reported every tag, so an absent one is outside its training whatever assets.json says.
+    names, sorted).
 
-    >>> extrapolation_note("plc", ["missing.pressure", "missing.winding_temp", "pressure.max_over_mean"])  # doctest: +ELLIPSIS
-    '3 model inputs lie far outside the training range (...): the export has no winding temperature or pressure tag...'
     >>> extrapolation_note("thermal", ["a", "b", "c"])
     '3 model inputs lie far outside the training range (a, b, c): the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine'
     """
     listed = f"{', '.join(far[:5])}{', ...' if len(far) > 5 else ''}"
     head = f"{len(far)} model inputs lie far outside the training range ({listed}): "
-    absent = [words for key, words in ABSENT_TAG_WORDS.items() if f"missing.{key}" in far]
-    if modality == "plc" and absent:
-        tags = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} or {absent[-1]}"
-        return (head + f"the export has no {tags} tag, and every machine the PLC model learnt from had each of "
-                "them; the prediction extrapolates, and enters the fused verdict flattened (the classes such a "
-                "tag shows are withheld: docs/models.md, \"linewatch inspect\")")
     return head + "the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine"
+
+
+def missing_tags_note(inputs: list[np.ndarray]) -> str | None:
+    """The warning of a PLC export without some tags (``missing.*`` of its inputs; None with every tag):
+    every machine the PLC model learnt from had each of them, so it reads a missing one as a healthy
+    machine's (:mod:`models.missing_tags`) and withholds the classes it shows
+    (:data:`models.withheld_classes.REQUIRES`).
+
+    >>> from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+    >>> x = np.zeros(len(PLC_VECTOR_NAMES), np.float32)
+    >>> missing_tags_note([x]) is None
+    True
+    >>> x[PLC_VECTOR_NAMES.index("missing.pressure")] = x[PLC_VECTOR_NAMES.index("missing.winding_temp")] = 1.0
+    >>> missing_tags_note([x])  # doctest: +ELLIPSIS
+    'the export has no winding temperature or pressure tag: ...; it withholds cavitation, cooling_failure'
+    """
+    from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+
+    absent = [words for key, words in ABSENT_TAG_WORDS.items()
+              if f"missing.{key}" in PLC_VECTOR_NAMES
+              and any(x.shape == (len(PLC_VECTOR_NAMES),) and x[PLC_VECTOR_NAMES.index(f"missing.{key}")] >= 0.5
+                      for x in inputs)]
+    if not absent:
+        return None
+    tags = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} or {absent[-1]}"
+    withheld = sorted({c for x in inputs for c in withheld_classes("plc", x)})
+    shown = f"; it withholds {', '.join(withheld)}" if withheld else ""
+    return (f"the export has no {tags} tag: the PLC model reads {'it' if len(absent) == 1 else 'them'} as a healthy "
+            f"machine's (every machine it learnt from had each tag: docs/models.md, \"PLC: an export without some "
+            f"tags\"){shown}")
 
 
 def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:

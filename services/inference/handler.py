@@ -66,7 +66,7 @@ class InferenceHandler:
         withheld = withheld_classes(self.modality, x, getattr(msg, "stats", None))
         ruled = ruled_out(self.modality, x, getattr(msg, "stats", None))
         try:
-            x = self.model.fit(x)
+            x = self.model.fit(self.model.model_input(x))
         except ValueError as exc:
             batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, f"{self.modality} model: {exc}", asset, when)
             return None

@@ -6,13 +6,14 @@ A model whose files do not match the SHA-256 in its card is refused at start
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from linewatch.contract import ModelRef
 from linewatch.service_settings import InferenceSettings
+from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry
 from models.registry.card import ModelCard
 from models.registry.store import DEFAULT_ROOT, IntegrityError
@@ -35,6 +36,8 @@ class ServedModel:
     runtime: Runtime
     ref: ModelRef
     flavour: str
+    #: What a PLC tag the historian lacks reads as (:mod:`models.missing_tags`); None: inputs as they are.
+    fill: HealthyFill | None = field(default=None)
 
     @property
     def classes(self) -> list[str]:
@@ -43,6 +46,11 @@ class ServedModel:
     @property
     def sample_shape(self) -> tuple[int | None, ...]:
         return self.runtime.input_spec.sample_shape
+
+    def model_input(self, x: np.ndarray) -> np.ndarray:
+        """What the model reads for the features message's vector ``x``: a PLC tag the machine's historian
+        lacks at the model's healthy median (:class:`~models.missing_tags.HealthyFill`), else ``x``."""
+        return x if self.fill is None else self.fill.apply(x)
 
     def fit(self, x: np.ndarray) -> np.ndarray:
         """``x`` shaped as the model's sample (a pure reshape, e.g. adding a channel axis), or ValueError."""
@@ -98,4 +106,5 @@ def load_served_model(settings: InferenceSettings, modality: str) -> ServedModel
     classes = tuple(runtime.classes or ())
     if classes and list(classes) != list(card.classes):
         raise ModelRefused(f"runtime classes {classes} differ from the card's {card.classes}")
-    return ServedModel(modality, registered.directory, card, runtime, ref, canonical_flavour(flavour))
+    fill = HealthyFill.load(registered.directory / card.reference["path"], card.classes) if card.reference.get("path") else None
+    return ServedModel(modality, registered.directory, card, runtime, ref, canonical_flavour(flavour), fill)

@@ -636,7 +636,8 @@ def test_a_european_historian_export_reads_like_the_contract_file(plant, tmp_pat
 def test_a_plc_file_without_the_vibration_tag_withholds_imbalance(plant, tmp_path) -> None:
     """The PLC model names imbalance from the vibration: a historian export of the imbalanced
     pump's window without that column withholds the class (models.withheld_classes) instead of
-    guessing from the other tags; the same window with it names imbalance."""
+    guessing from the other tags, and reads the absent tag as a healthy machine's; the same window
+    with it names imbalance."""
     root, cases = plant
     rows = _long_rows(cases["imbalance"][2])
     table = {(ts, name): v for ts, _, name, v in rows}
@@ -652,8 +653,11 @@ def test_a_plc_file_without_the_vibration_tag_withholds_imbalance(plant, tmp_pat
     assert with_vib.label == "imbalance" and with_vib.withheld == []
     assert rec.error is None and rec.withheld == ["imbalance"]
     assert rec.probabilities["imbalance"] == 0.0 and rec.label != "imbalance"
-    # the record names the inputs outside the model's training: an absent tag is one
-    assert "missing.vibration" in rec.to_json()["outside_training"] and "missing.vibration" not in with_vib.outside_training
+    # no machine the model learnt from lacked a tag: it reads the vibration as a healthy machine's
+    # (models.missing_tags), so the absent tag is no input outside its training, and the record says so
+    assert "missing.vibration" not in rec.to_json()["outside_training"] and not rec.extrapolating
+    assert any(w.startswith("the export has no vibration tag: the PLC model reads it as a healthy machine's")
+               and w.endswith("it withholds imbalance") for w in rec.warnings), rec.warnings
 
 
 def _with_vibration_scaled(src: Path, dst: Path, factor: float) -> Path:

@@ -94,6 +94,35 @@ def test_plc_withholds_every_fault_on_a_window_in_which_the_machine_stood_still(
     assert preds[1].withheld == preds[2].withheld == []
 
 
+def test_plc_reads_a_tag_the_historian_lacks_as_a_healthy_machines(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """A machine without a pressure transmitter (``missing.pressure`` 1, its inputs 0: nothing the model
+    learnt): the service reads the tag at the model's healthy median (models.missing_tags), so the
+    prediction is the model's on that filled vector, and withholds cavitation."""
+    from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+
+    fill = load_served_model(InferenceSettings(), "plc").fill
+    assert fill is not None
+    x = np.random.default_rng(7).normal(size=len(PLC_VECTOR_NAMES)).astype(np.float32)
+    x[[k for k, n in enumerate(PLC_VECTOR_NAMES) if n.startswith("missing.")]] = 0.0  # every tag there
+    lacking = x.copy()
+    lacking[[PLC_VECTOR_NAMES.index(n) for n in ("pressure.mean_over_nominal", "pressure.std_over_mean",
+                                                  "pressure.max_over_mean", "pressure.slope_over_nominal",
+                                                  "pressure.affinity_ratio")]] = 0.0
+    lacking[PLC_VECTOR_NAMES.index("missing.pressure")] = 1.0
+    filled = fill.apply(lacking)
+    assert not np.array_equal(filled, lacking) and filled[PLC_VECTOR_NAMES.index("missing.pressure")] == 0.0
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "plc")
+    ids = {}
+    with running(worker):
+        for i, v in enumerate((lacking, filled)):
+            ids[write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", 1000 + i, value=v))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == 2, 30, "2 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "plc")}
+    assert preds[0].probabilities == preds[1].probabilities
+    assert preds[0].withheld == ["cavitation"] and preds[1].withheld == []
+
+
 def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
     from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES

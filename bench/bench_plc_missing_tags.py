@@ -1,0 +1,180 @@
+"""The shipped PLC model on machines whose historian lacks some tags: raw inputs against the healthy fill.
+
+    .venv/bin/python bench/bench_plc_missing_tags.py --out bench/results/plc_missing_tags.json
+
+Renders PLC windows of fresh fleets of our simulator (the training types, seed 4242, and the
+unseen types, seed 3131; no model learnt from either) twice: every machine with all seven tags, and
+every machine with the tags its historian lacks drawn by :func:`models.data.sensor_fit.absent_tags`
+(a fan without a pressure transmitter, a small motor without a winding RTD ...; the same machines,
+windows and draws as ``build_domain_dataset(plc_absent_share=1)``). The registered PLC model (INT8, as
+served) reads the windows with tags missing two ways:
+
+- ``raw``: the vector as the features job writes it (``missing.*`` 1, the tag's statistics 0), as
+  the model read it until 2026-12-06;
+- ``filled``: each missing tag's inputs at the median of the model's healthy reference windows
+  (:class:`models.missing_tags.HealthyFill`), as ``linewatch inspect`` and the inference service read
+  it since.
+
+Either way the classes a missing tag shows are withheld (:func:`models.withheld_classes.withheld_classes`),
+cavitation is impossible on a machine that is not a pump, and the PLC names only its visible classes
+(``fusion.json``), as ``inspect`` serves it. Reported per fleet: healthy false-alarm rate, recall past
+moderate severity (0.5) of each class over the windows that can show it (not withheld), and the share of
+windows whose input lies far outside the training range (3 or more inputs more than a quarter of the
+reference range outside it: what ``inspect`` flattens in the fused verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FLEETS = (("train", 240, 4242), ("unseen", 120, 3131))
+MODERATE = 0.5
+FAR_INPUTS = 3
+
+
+def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
+    from linewatch.contract.plc_tags import PLC_TAGS
+    from linewatch.simulator.domain import DomainRenderer
+    from models.data.domain_data import _wide_rows, domain_world, machine_absent_tags
+    from models.data.featurize import plc_input
+    from pipeline.features.plc_physics import plc_vector
+
+    domain, n_assets, seed, per_class, indices = args
+    fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
+    renderer = DomainRenderer(fleet, seed)
+    full, lacking, n_absent = [], [], []
+    for i in indices:
+        spec = specs[i]
+        ts, wide, bad = _wide_rows(renderer.render(spec, ("plc",)).plc)
+        profile = profiles[spec.asset_id]
+        full.append(plc_vector(plc_input(ts, wide, bad), profile))
+        absent = machine_absent_tags(profile, spec.asset_type, seed, domain, spec.asset_index, 1.0)
+        wide = wide.copy()
+        for tag in absent:
+            wide[:, PLC_TAGS.index(tag)] = np.nan
+        lacking.append(plc_vector(plc_input(ts, wide, bad), profile))
+        n_absent.append(len(absent))
+    return indices, np.stack(full), np.stack(lacking), n_absent
+
+
+def _served(session: Any, x: np.ndarray, asset_types: np.ndarray, classes: list[str]) -> np.ndarray:
+    """Class index of each window as ``inspect`` serves the PLC: impossible and withheld classes
+    dropped, only the visible ones named."""
+    from models.fusion import FusionWeights
+    from models.runtime.probabilities import softmax
+    from models.specs import INPUT_NAME, OUTPUT_NAME
+    from models.withheld_classes import withheld_classes
+
+    fusion = FusionWeights.load(ROOT / "models" / "default" / "fusion.json")
+    raw_x = x[0]
+    model_x = x[1]
+    probs = softmax(session.run([OUTPUT_NAME], {INPUT_NAME: model_x.astype(np.float32)})[0])
+    out = np.zeros(len(model_x), np.int64)
+    for k, (p, t) in enumerate(zip(probs, asset_types, strict=True)):
+        keep = dict(zip(classes, p.tolist(), strict=True))
+        for c in fusion.impossible_for(str(t)) | set(withheld_classes("plc", raw_x[k])):
+            keep[c] = 0.0
+        keep = fusion.restrict("plc", keep, classes)
+        out[k] = int(np.argmax([keep[c] for c in classes]))
+    return out
+
+
+def _score(pred: np.ndarray, raw: np.ndarray, y: np.ndarray, severity: np.ndarray, classes: list[str],
+           far: np.ndarray) -> dict[str, Any]:
+    from models.fusion import FusionWeights
+    from models.withheld_classes import withheld_classes
+
+    visible = FusionWeights.load(ROOT / "models" / "default" / "fusion.json").visible.get("plc", classes)
+
+    healthy = y == 0
+    out: dict[str, Any] = {"healthy": int(healthy.sum()), "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4),
+                           "far_outside_training": round(float(np.mean(far)), 3), "recall_past_moderate": {}}
+    for c, name in enumerate(classes):
+        if c == 0 or name not in visible:
+            continue
+        rows = [k for k in np.flatnonzero((y == c) & (severity >= MODERATE)) if name not in withheld_classes("plc", raw[k])]
+        if rows:
+            out["recall_past_moderate"][name] = {"n": len(rows), "recall": round(float(np.mean(pred[rows] == c)), 3)}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/plc_missing_tags.json")
+    ap.add_argument("--per-class", type=int, default=600)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--registry", type=Path, default=None)
+    args = ap.parse_args()
+    import onnxruntime as ort
+
+    from models.data.domain_data import _chunks, domain_world
+    from models.missing_tags import HealthyFill
+    from models.registry import ModelRegistry, default_registry
+
+    t0 = time.time()
+    registry = ModelRegistry(args.registry) if args.registry else default_registry()
+    model = registry.latest("plc")
+    classes = list(model.card.classes)
+    session = ort.InferenceSession(str(model.path()), providers=["CPUExecutionProvider"])
+    fill = HealthyFill.load(model.path("reference"), classes)
+    assert fill is not None, "the PLC model has no reference sample to fill from"
+    ref = np.load(model.path("reference"), allow_pickle=False)
+    lo, hi = ref["features"].min(axis=0), ref["features"].max(axis=0)
+    margin = 0.25 * np.maximum(hi - lo, 1e-6)
+
+    def far(x: np.ndarray) -> np.ndarray:
+        return ((x < lo - margin) | (x > hi + margin)).sum(axis=1) >= FAR_INPUTS
+
+    result: dict[str, Any] = {"command": " ".join([".venv/bin/python", "bench/bench_plc_missing_tags.py", *sys.argv[1:]]),
+                              "machine": {"platform": platform.platform(), "cpus": 2},
+                              "model": f"plc {model.version} ({model.card.serving_role})", "fleets": {}}
+    for domain, n_assets, seed in FLEETS:
+        _, _, specs = domain_world(domain, n_assets, seed, args.per_class)
+        tasks = [(domain, n_assets, seed, args.per_class, c) for c in _chunks(specs, 200)]
+        with ProcessPoolExecutor(args.workers) as pool:
+            parts = list(pool.map(_chunk, tasks))
+        n = len(specs)
+        full = np.zeros((n, parts[0][1].shape[1]), np.float32)
+        lacking = np.zeros_like(full)
+        n_absent = np.zeros(n, np.int64)
+        for idx, f, miss, k in parts:
+            full[idx], lacking[idx], n_absent[idx] = f, miss, k
+        y = np.array([classes.index(s.fault) for s in specs])
+        severity = np.array([s.severity for s in specs], np.float32)
+        types = np.array([s.asset_type for s in specs])
+        filled = np.stack([fill.apply(x) for x in lacking])
+        some = n_absent > 0
+        runs = {"all tags": (full, full, np.ones(n, bool)), "tags missing, raw": (lacking, lacking, some),
+                "tags missing, filled": (lacking, filled, some)}
+        fleet: dict[str, Any] = {"windows": n, "machines": n_assets, "windows_with_a_tag_missing": int(some.sum())}
+        for name, (raw_x, model_x, rows) in runs.items():
+            pred = _served(session, (raw_x[rows], model_x[rows]), types[rows], classes)
+            fleet[name] = _score(pred, raw_x[rows], y[rows], severity[rows], classes, far(model_x[rows]))
+        result["fleets"][f"{domain} (seed {seed})"] = fleet
+    result["seconds"] = round(time.time() - t0, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    for fleet_name, fleet in result["fleets"].items():
+        print(f"{fleet_name}: {fleet['windows']} windows, {fleet['windows_with_a_tag_missing']} with a tag missing")
+        for name in ("all tags", "tags missing, raw", "tags missing, filled"):
+            r = fleet[name]
+            recalls = ", ".join(f"{c} {v['recall']:.3f} ({v['n']})" for c, v in r["recall_past_moderate"].items())
+            print(f"  {name:22s} FPR {100 * r['healthy_fpr']:.2f} % ({r['healthy']}); far outside "
+                  f"{100 * r['far_outside_training']:.1f} %; {recalls}")
+    print(f"{result['seconds']:.0f} s; {args.out}")
+
+
+if __name__ == "__main__":
+    main()
