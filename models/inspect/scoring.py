@@ -602,7 +602,7 @@ class Inspector:
                 result.outside_training = far
                 result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
-                    result.warnings.append(extrapolation_note(modality, far))
+                    result.warnings.append(extrapolation_note(far))
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
                 continue
@@ -652,11 +652,11 @@ ABSENT_TAG_WORDS: dict[str, str] = {"current": "motor current", "speed": "speed"
                                     "pressure": "pressure"}
 
 
-def extrapolation_note(modality: str, far: list[str]) -> str:
+def extrapolation_note(far: list[str]) -> str:
     """The warning of a file whose model inputs lie far outside the training range (``far``: their
     names, sorted).
 
-    >>> extrapolation_note("thermal", ["a", "b", "c"])
+    >>> extrapolation_note(["a", "b", "c"])
     '3 model inputs lie far outside the training range (a, b, c): the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine'
     """
     listed = f"{', '.join(far[:5])}{', ...' if len(far) > 5 else ''}"

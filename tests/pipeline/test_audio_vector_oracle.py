@@ -16,6 +16,8 @@ carrier the clip shows, the speed read off the carrier and the carrier's lines n
 envelope spectra (the last test); every other clip here gives the v3 bits. A second (session
 34), also in the oracle: without a measured speed, a machine on the mains whose synchronous speed
 is known is read inside its slip window (here the 0.375 s clip, whose harmonic sum peaks outside it).
+Another (session 42), in the oracle too: the blind comb leaves out orders within 0.02 of a whole number,
+not 0.08.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ whose synchronous speed is known is read inside its slip window
 A third, marked ``ADDED 2026-12-06``: on a machine on the mains the speed is picked on the harmonic
 sum without the magnetic hum lines (the shipped ``hum_lines_hz`` / ``_without_lines``, imported); the
 confidence is read on every line as before, so a clip whose pick does not move gives the v3 bits.
+
+A fourth, marked ``CHANGED 2026-12-06 (session 42)``: the blind comb leaves out orders within the shipped
+``BLIND_WHOLE_ORDER_GAP`` (0.02, imported) of a whole number, not 0.08 (the common 8-ball bearings have
+their fault orders 0.04-0.07 from one); a clip whose best blind comb lies elsewhere gives the v3 bits.
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -353,9 +357,11 @@ def blind_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, flo
 
     Returns ``(score, order)``; integer orders (+-0.08) are left out (shaft harmonics).
     """
+    from pipeline.features.audio_physics import BLIND_WHOLE_ORDER_GAP  # CHANGED 2026-12-06 (session 42)
+
     lo, hi, step = BLIND_ORDERS
     orders = np.arange(lo, hi, step)
-    orders = orders[np.abs(orders - np.round(orders)) > 0.08]
+    orders = orders[np.abs(orders - np.round(orders)) > BLIND_WHOLE_ORDER_GAP]  # CHANGED 2026-12-06: was 0.08
     freqs = np.outer(orders * shaft_hz, np.arange(1, COMB_HARMONICS + 1))
     values, inside = _comb_values(prom, df, freqs)
     n_in = inside.sum(axis=1)
