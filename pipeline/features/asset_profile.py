@@ -51,12 +51,17 @@ from typing import Any
 from pipeline.features.region_boxes import parse_regions
 
 #: Approximate geometry of common motor bearings: designation -> (n, ball d, pitch D mm, contact angle).
+#: The larger 63xx (since 2026-12-06): eight balls growing by 1/16 inch a size, the pitch circle
+#: midway between bore and outside diameter (ISO 15); 6312, 6314 and 6316 as both independent bench
+#: generators give them (``bench/bench_foreign_fleet.py``, ``bench/bench_blind_fleet.py``).
 KNOWN_BEARINGS: dict[str, tuple[int, float, float, float]] = {
     "6202": (8, 5.95, 25.0, 0.0), "6203": (8, 6.75, 28.5, 0.0), "6204": (8, 7.94, 33.5, 0.0),
     "6205": (9, 7.94, 39.04, 0.0), "6206": (9, 9.53, 46.0, 0.0), "6207": (9, 11.11, 53.5, 0.0),
     "6208": (9, 11.91, 60.0, 0.0), "6209": (10, 11.91, 65.0, 0.0), "6210": (10, 12.7, 70.0, 0.0),
     "6305": (8, 10.32, 44.5, 0.0), "6306": (8, 11.51, 53.0, 0.0), "6307": (8, 13.49, 58.5, 0.0),
     "6308": (8, 15.08, 65.0, 0.0), "6309": (8, 17.46, 72.5, 0.0), "6310": (8, 19.05, 80.0, 0.0),
+    "6311": (8, 20.64, 87.5, 0.0), "6312": (8, 22.23, 95.0, 0.0), "6313": (8, 23.81, 102.5, 0.0),
+    "6314": (8, 25.4, 110.0, 0.0), "6315": (8, 26.99, 117.5, 0.0), "6316": (8, 28.58, 125.0, 0.0),
     "7306B": (10, 15.88, 52.5, 40.0),
 }
 ORDER_KEYS: tuple[str, ...] = ("bpfo", "bpfi", "bsf", "ftf")
@@ -157,6 +162,8 @@ def known_bearing(designation: str) -> tuple[int, float, float, float] | None:
     (True, None, 10)
     >>> known_bearing("7306 C3 bearing"), known_bearing("6308 2Z C3") == KNOWN_BEARINGS["6308"]
     (None, True)
+    >>> round(bearing_orders_from_geometry(*known_bearing("SKF 6312-2Z/C3"))["bpfo"], 2)  # 8 balls, d / D 0.234
+    3.06
     """
     text = designation.strip().upper()
     for name, geometry in KNOWN_BEARINGS.items():
@@ -230,8 +237,8 @@ def _bearing_note(entry: Mapping[str, Any], nominal_hz: float | None, orders: Ma
     """What to tell a user whose entry describes a bearing that gave no fault orders (None when it gave
     them, or when it describes none): audio then reads the machine with a blind comb.
 
-    >>> _bearing_note({"bearing": {"designation": "6312"}}, 25.0, {})[:60]
-    'the bearing of assets.json ({"bearing": {"designation": "631'
+    >>> _bearing_note({"bearing": {"designation": "NU214"}}, 25.0, {})[:60]
+    'the bearing of assets.json ({"bearing": {"designation": "NU2'
     >>> _bearing_note({"bearing_frequencies_hz": {"bpfo": 90.0}}, None, {})[:58]
     'bearing_frequencies_hz of assets.json need the nameplate s'
     >>> _bearing_note({"bearing": "6205"}, 25.0, {"bpfo": 3.6}) is None, _bearing_note({}, 25.0, {}) is None
