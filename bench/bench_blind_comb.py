@@ -91,8 +91,6 @@ def best_comb(prom: np.ndarray, df: float, shaft_hz: float, mode: str) -> float:
         near = near[~near]
     if mode == "near-integer, shaft lines notched":
         orders = orders[np.abs(orders - np.round(orders)) > WHOLE]
-        near = np.abs(orders - np.round(orders)) <= NEAR
-    if mode == "near-integer, shaft lines notched":
         prom = ap.notch_lines(prom, df, shaft_hz * np.arange(1, int(prom.shape[-1] * df / shaft_hz) + 2))
     values, inside = ap._comb_values(prom, df, np.outer(orders * shaft_hz, np.arange(1, ap.COMB_HARMONICS + 1)))
     n_in = inside.sum(axis=-1)

@@ -751,7 +751,7 @@ def blind_comb(prom: np.ndarray, df: float, shaft_hz: float) -> tuple[float, flo
     harmonics). ``prom`` may stack several envelope spectra (rows): the best ``(score, order)`` over them.
 
     A 6308's outer race at 25 Hz (BPFO 3.07 orders; before 2026-12-06 orders within 0.08 of a whole
-    number were left out, and the comb was found nowhere):
+    number were left out, and only a sub-comb at 1.53 orders, half as strong, was found):
 
     >>> prom = np.zeros(801); prom[[77, 154, 230, 307]] = 4.0
     >>> score, order = blind_comb(prom, 1.0, 25.0)
