@@ -81,7 +81,7 @@ def score(ds, registry, weights, withholding: bool = True, fill_missing: bool = 
         blind = withheld_rows(m, x, ds.classes) if withholding else np.zeros((len(x), len(ds.classes)), bool)
         if blind.any():
             withheld[m] = blind
-        fill = HealthyFill.load(model.path("reference"), model.card.classes) if fill_missing else None
+        fill = HealthyFill.of_model(model) if fill_missing else None
         if fill is not None:  # a PLC tag the historian lacks, read as served (models.missing_tags)
             x = np.stack([fill.apply(row) for row in x]) if len(x) else x
         out[m] = {}

@@ -41,7 +41,6 @@ sys.path.insert(0, str(ROOT))
 
 FLEETS = (("train", 240, 4242), ("unseen", 120, 3131))
 MODERATE = 0.5
-FAR_INPUTS = 3
 
 
 def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
@@ -69,17 +68,14 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.nd
     return indices, np.stack(full), np.stack(lacking), n_absent
 
 
-def _served(session: Any, x: np.ndarray, asset_types: np.ndarray, classes: list[str]) -> np.ndarray:
-    """Class index of each window as ``inspect`` serves the PLC: impossible and withheld classes
-    dropped, only the visible ones named."""
-    from models.fusion import FusionWeights
+def _served(session: Any, raw_x: np.ndarray, model_x: np.ndarray, asset_types: np.ndarray, classes: list[str],
+            fusion: Any) -> np.ndarray:
+    """Class index of each window as ``inspect`` serves the PLC (``model_x`` what the model reads,
+    ``raw_x`` the vectors as written): impossible and withheld classes dropped, only the visible ones named."""
     from models.runtime.probabilities import softmax
     from models.specs import INPUT_NAME, OUTPUT_NAME
     from models.withheld_classes import withheld_classes
 
-    fusion = FusionWeights.load(ROOT / "models" / "default" / "fusion.json")
-    raw_x = x[0]
-    model_x = x[1]
     probs = softmax(session.run([OUTPUT_NAME], {INPUT_NAME: model_x.astype(np.float32)})[0])
     out = np.zeros(len(model_x), np.int64)
     for k, (p, t) in enumerate(zip(probs, asset_types, strict=True)):
@@ -92,11 +88,8 @@ def _served(session: Any, x: np.ndarray, asset_types: np.ndarray, classes: list[
 
 
 def _score(pred: np.ndarray, raw: np.ndarray, y: np.ndarray, severity: np.ndarray, classes: list[str],
-           far: np.ndarray) -> dict[str, Any]:
-    from models.fusion import FusionWeights
+           far: np.ndarray, visible: list[str]) -> dict[str, Any]:
     from models.withheld_classes import withheld_classes
-
-    visible = FusionWeights.load(ROOT / "models" / "default" / "fusion.json").visible.get("plc", classes)
 
     healthy = y == 0
     out: dict[str, Any] = {"healthy": int(healthy.sum()), "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4),
@@ -120,22 +113,27 @@ def main() -> None:
     import onnxruntime as ort
 
     from models.data.domain_data import _chunks, domain_world
+    from models.fusion import FusionWeights
+    from models.inspect.scoring import OUT_OF_RANGE_WARN
     from models.missing_tags import HealthyFill
     from models.registry import ModelRegistry, default_registry
 
     t0 = time.time()
     registry = ModelRegistry(args.registry) if args.registry else default_registry()
+    fusion = FusionWeights.load(registry.root / "fusion.json")
     model = registry.latest("plc")
     classes = list(model.card.classes)
+    visible = list(fusion.visible.get("plc", classes))
     session = ort.InferenceSession(str(model.path()), providers=["CPUExecutionProvider"])
-    fill = HealthyFill.load(model.path("reference"), classes)
+    fill = HealthyFill.of_model(model)
     assert fill is not None, "the PLC model has no reference sample to fill from"
     ref = np.load(model.path("reference"), allow_pickle=False)
     lo, hi = ref["features"].min(axis=0), ref["features"].max(axis=0)
     margin = 0.25 * np.maximum(hi - lo, 1e-6)
 
     def far(x: np.ndarray) -> np.ndarray:
-        return ((x < lo - margin) | (x > hi + margin)).sum(axis=1) >= FAR_INPUTS
+        """Windows ``inspect``'s guard calls extrapolating (Inspector.outside_training, on ``x`` as given)."""
+        return ((x < lo - margin) | (x > hi + margin)).sum(axis=1) >= OUT_OF_RANGE_WARN
 
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", "bench/bench_plc_missing_tags.py", *sys.argv[1:]]),
                               "machine": {"platform": platform.platform(), "cpus": 2},
@@ -160,8 +158,8 @@ def main() -> None:
                 "tags missing, filled": (lacking, filled, some)}
         fleet: dict[str, Any] = {"windows": n, "machines": n_assets, "windows_with_a_tag_missing": int(some.sum())}
         for name, (raw_x, model_x, rows) in runs.items():
-            pred = _served(session, (raw_x[rows], model_x[rows]), types[rows], classes)
-            fleet[name] = _score(pred, raw_x[rows], y[rows], severity[rows], classes, far(model_x[rows]))
+            pred = _served(session, raw_x[rows], model_x[rows], types[rows], classes, fusion)
+            fleet[name] = _score(pred, raw_x[rows], y[rows], severity[rows], classes, far(model_x[rows]), visible)
         result["fleets"][f"{domain} (seed {seed})"] = fleet
     result["seconds"] = round(time.time() - t0, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -28,8 +28,8 @@ missing tag would show stays unsaid: the classes it shows are withheld
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +60,17 @@ class HealthyFill:
     names: tuple[str, ...]
     fixed_speed: np.ndarray
     drive: np.ndarray
+    #: ``(flag index, indices of the inputs it feeds)`` per ``missing.*`` input, read once here: ``apply``
+    #: runs on every PLC message the inference service scores.
+    _tags: tuple[tuple[int, np.ndarray], ...] = field(init=False, repr=False, compare=False)
+    _drive_flag: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index = {n: i for i, n in enumerate(self.names)}
+        tags = tuple((index[flag], np.array([index[n] for n in inputs if n in index], np.int64))
+                     for flag, inputs in TAG_INPUTS.items() if flag in index)
+        object.__setattr__(self, "_tags", tags)
+        object.__setattr__(self, "_drive_flag", index.get(DRIVE_FLAG))
 
     @classmethod
     def from_reference(cls, features: np.ndarray, labels: np.ndarray, names: Sequence[str],
@@ -84,31 +95,30 @@ class HealthyFill:
         return cls(names, groups[0].astype(np.float32), groups[1].astype(np.float32))
 
     @classmethod
-    def load(cls, reference: Path, classes: Sequence[str]) -> HealthyFill | None:
-        """From a registered model's ``reference.npz`` (None where it cannot be read or gives none)."""
+    def of_model(cls, model: Any) -> HealthyFill | None:
+        """From a registered model (``models.registry``): its ``reference`` file and classes; None where it
+        has none, it cannot be read or it gives none (a model without ``missing.*`` inputs)."""
+        classes = list(model.card.classes)
+        if "normal" not in classes:
+            return None
         try:
-            ref = np.load(reference, allow_pickle=False)
+            ref = np.load(model.path("reference"), allow_pickle=False)
             features, labels, names = ref["features"], ref["labels"], ref["names"]
         except (KeyError, OSError, ValueError):
             return None
-        if "normal" not in classes:
-            return None
-        return cls.from_reference(features, labels, [str(n) for n in names], list(classes).index("normal"))
+        return cls.from_reference(features, labels, [str(n) for n in names], classes.index("normal"))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         """The model input for vector ``x``: each missing tag's inputs at the healthy median, its flag 0."""
         if x.shape != (len(self.names),):
             return x
-        flags = [f for f in TAG_INPUTS if f in self.names and x[self.names.index(f)] >= 0.5]
-        if not flags:
+        missing = [(flag, inputs) for flag, inputs in self._tags if x[flag] >= 0.5]
+        if not missing:
             return x
-        on_drive = DRIVE_FLAG in self.names and x[self.names.index(DRIVE_FLAG)] >= 0.5
+        on_drive = self._drive_flag is not None and x[self._drive_flag] >= 0.5
         fill = self.drive if on_drive else self.fixed_speed
         out = x.copy()
-        for flag in flags:
-            out[self.names.index(flag)] = 0.0
-            for name in TAG_INPUTS[flag]:
-                if name in self.names:
-                    i = self.names.index(name)
-                    out[i] = fill[i]
+        for flag, inputs in missing:
+            out[flag] = 0.0
+            out[inputs] = fill[inputs]
         return out

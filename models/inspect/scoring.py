@@ -207,7 +207,7 @@ class Inspector:
             self._sessions[modality] = (session, list(model.card.classes),
                                         f"{modality} {model.version} ({model.card.serving_role})")
             self._ranges[modality] = _training_range(model)
-            self._fills[modality] = HealthyFill.load(model.path("reference"), model.card.classes)
+            self._fills[modality] = HealthyFill.of_model(model)
         return self._sessions[modality]
 
     def model_input(self, modality: str, x: np.ndarray) -> np.ndarray:

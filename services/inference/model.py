@@ -106,5 +106,5 @@ def load_served_model(settings: InferenceSettings, modality: str) -> ServedModel
     classes = tuple(runtime.classes or ())
     if classes and list(classes) != list(card.classes):
         raise ModelRefused(f"runtime classes {classes} differ from the card's {card.classes}")
-    fill = HealthyFill.load(registered.directory / card.reference["path"], card.classes) if card.reference.get("path") else None
-    return ServedModel(modality, registered.directory, card, runtime, ref, canonical_flavour(flavour), fill)
+    return ServedModel(modality, registered.directory, card, runtime, ref, canonical_flavour(flavour),
+                       HealthyFill.of_model(registered))
