@@ -1,4 +1,5 @@
-"""A PLC export without some tags, read by the PLC model as a machine whose missing tags look healthy.
+"""A PLC export without some tags, or whose historian rounds its temperatures, read by the PLC model as a
+machine whose missing (or rounded away) readings look healthy.
 
 The PLC vector marks a tag the machine's historian lacks with ``missing.*`` = 1 and leaves that tag's
 statistics at 0 (:mod:`pipeline.features.plc_physics`). The shipped PLC models learnt from machines
@@ -23,6 +24,33 @@ missing tag would show stays unsaid: the classes it shows are withheld
 0.800000011920929
 >>> fill.apply(np.array([0.7, 1.5, 0.0, 0.0], np.float32)).tolist()  # every tag there: unchanged
 [0.699999988079071, 1.5, 0.0, 0.0]
+
+**Temperatures a historian rounds.** A temperature's standard deviation over a window is its RTD's
+noise: a bearing or a winding warms and cools over minutes, not seconds. The shipped PLC models
+learnt from one simulated RTD noise, so they read that noise as evidence. A historian that rounds to
+1 K, or stores a value only when it moves past a deadband, gives a standard deviation of about 0 (or,
+rounding a reading that sits at a step, of half a step), and the model's output then moves with the
+historian's settings (docs/models.md, "PLC: temperatures a historian rounds";
+``bench/bench_plc_rounded_temps.py``). So:
+
+- the bearing temperature's (:data:`NOISE_ONLY_INPUTS`) is always read at the healthy median: in what
+  the model learnt it is the same for every class (the reference sample's per-class medians
+  0.153-0.159 K), so no value of it is evidence;
+- the winding temperature's (:data:`NOISE_INPUTS`) is read at the healthy median where it lies below
+  half the least value of the healthy reference windows (:attr:`HealthyFill.noise_floor`): rounded
+  away. Above that it stays as it is, since a winding that heats within the window raises it.
+
+>>> names = ("temp.bearing_std", "temp.winding_std", "missing.winding_temp")
+>>> ref = np.array([[0.15, 0.20, 0], [0.13, 0.18, 0], [0.17, 0.30, 0]], np.float32)
+>>> fill = HealthyFill.from_reference(ref, np.array([0, 0, 0]), names, min_group=1)
+>>> fill.noise_floor.astype(float).round(3).tolist()  # half the steadiest healthy RTD (0 where no noise input)
+[0.065, 0.09, 0.0]
+>>> fill.apply(np.array([0.0, 0.0, 0.0], np.float32)).astype(float).round(3).tolist()  # a historian rounded both away
+[0.15, 0.2, 0.0]
+>>> fill.apply(np.array([0.5, 0.6, 0.0], np.float32)).astype(float).round(3).tolist()  # the bearing's noise is never evidence
+[0.15, 0.6, 0.0]
+>>> [fill.steadied(np.array(x, np.float32)) for x in ([0.0, 0.0, 0.0], [0.5, 0.6, 0.0], [0.0, 0.0, 1.0])]
+[('temp.bearing_std', 'temp.winding_std'), (), ('temp.bearing_std',)]
 """
 
 from __future__ import annotations
@@ -47,6 +75,16 @@ TAG_INPUTS: dict[str, tuple[str, ...]] = {
     "missing.pressure": ("pressure.mean_over_nominal", "pressure.std_over_mean", "pressure.max_over_mean",
                          "pressure.slope_over_nominal", "pressure.affinity_ratio"),
 }
+#: Inputs that are a transmitter's noise, by the ``missing.*`` flag of their tag: a temperature's standard
+#: deviation over a window. Below :attr:`HealthyFill.noise_floor` (a historian that rounds or stores on a
+#: change) they are read at the healthy median, and ``linewatch inspect`` says so.
+NOISE_INPUTS: dict[str, str] = {"temp.bearing_std": "missing.bearing_temp", "temp.winding_std": "missing.winding_temp"}
+#: Noise inputs that carry no class information in what the model learnt (the same distribution for every
+#: class): always read at the healthy median.
+NOISE_ONLY_INPUTS: tuple[str, ...] = ("temp.bearing_std",)
+#: A noise input reads as rounded away below this share of the least value among the healthy reference
+#: windows that have its tag.
+NOISE_FLOOR_SHARE = 0.5
 #: The input that says whether the machine runs on a drive (its healthy speed and pressure differ).
 DRIVE_FLAG = "flag.vfd"
 #: The fewest healthy reference windows a group (drive or not) needs for its own median; fewer: all of them.
@@ -60,10 +98,17 @@ class HealthyFill:
     names: tuple[str, ...]
     fixed_speed: np.ndarray
     drive: np.ndarray
+    #: per input, the value below which a noise input (:data:`NOISE_INPUTS`) reads as rounded away; 0 elsewhere
+    noise_floor: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     #: ``(flag index, indices of the inputs it feeds)`` per ``missing.*`` input, read once here: ``apply``
     #: runs on every PLC message the inference service scores.
     _tags: tuple[tuple[int, np.ndarray], ...] = field(init=False, repr=False, compare=False)
     _drive_flag: int | None = field(init=False, repr=False, compare=False)
+    #: indices of the noise inputs with a floor above 0, and of their tags' ``missing.*`` flags (-1: none)
+    _noise: np.ndarray = field(init=False, repr=False, compare=False)
+    _noise_flags: np.ndarray = field(init=False, repr=False, compare=False)
+    #: indices of :data:`NOISE_ONLY_INPUTS`
+    _noise_only: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index = {n: i for i, n in enumerate(self.names)}
@@ -71,6 +116,13 @@ class HealthyFill:
                      for flag, inputs in TAG_INPUTS.items() if flag in index)
         object.__setattr__(self, "_tags", tags)
         object.__setattr__(self, "_drive_flag", index.get(DRIVE_FLAG))
+        floor = self.noise_floor if self.noise_floor.shape == (len(self.names),) else np.zeros(len(self.names), np.float32)
+        object.__setattr__(self, "noise_floor", floor)
+        noise = np.flatnonzero(floor > 0)
+        object.__setattr__(self, "_noise", noise)
+        object.__setattr__(self, "_noise_flags", np.array([index.get(NOISE_INPUTS.get(self.names[i], ""), -1)
+                                                           for i in noise], np.int64))
+        object.__setattr__(self, "_noise_only", np.array([index[n] for n in NOISE_ONLY_INPUTS if n in index], np.int64))
 
     @classmethod
     def from_reference(cls, features: np.ndarray, labels: np.ndarray, names: Sequence[str],
@@ -92,7 +144,17 @@ class HealthyFill:
                       for g in (~on_drive, on_drive)]
         else:
             groups = [overall, overall]
-        return cls(names, groups[0].astype(np.float32), groups[1].astype(np.float32))
+        floor = np.zeros(len(names), np.float32)
+        for noise, flag in NOISE_INPUTS.items():
+            if noise not in names:
+                continue
+            values = healthy[:, names.index(noise)]
+            if flag in names:
+                values = values[healthy[:, names.index(flag)] < 0.5]
+            values = values[np.isfinite(values)]
+            if len(values):
+                floor[names.index(noise)] = NOISE_FLOOR_SHARE * float(values.min())
+        return cls(names, groups[0].astype(np.float32), groups[1].astype(np.float32), floor)
 
     @classmethod
     def of_model(cls, model: Any) -> HealthyFill | None:
@@ -108,16 +170,31 @@ class HealthyFill:
             return None
         return cls.from_reference(features, labels, [str(n) for n in names], classes.index("normal"))
 
+    def _rounded(self, x: np.ndarray) -> np.ndarray:
+        """Indices of the noise inputs of ``x`` below their floor, their tag present (a missing tag's inputs
+        are filled as such)."""
+        present = (self._noise_flags < 0) | (x[np.maximum(self._noise_flags, 0)] < 0.5)
+        return self._noise[(x[self._noise] < self.noise_floor[self._noise]) & present]
+
+    def steadied(self, x: np.ndarray) -> tuple[str, ...]:
+        """The noise inputs of vector ``x`` that read as rounded away (below :attr:`noise_floor`)."""
+        if x.shape != (len(self.names),):
+            return ()
+        return tuple(self.names[i] for i in self._rounded(x))
+
     def apply(self, x: np.ndarray) -> np.ndarray:
-        """The model input for vector ``x``: each missing tag's inputs at the healthy median, its flag 0."""
+        """The model input for vector ``x``: each missing tag's inputs at the healthy median, its flag 0; a
+        noise input rounded away by the historian, and one that is no evidence, at the healthy median."""
         if x.shape != (len(self.names),):
             return x
         missing = [(flag, inputs) for flag, inputs in self._tags if x[flag] >= 0.5]
-        if not missing:
+        noise = np.concatenate([self._noise_only, self._rounded(x)])
+        if not missing and not len(noise):
             return x
         on_drive = self._drive_flag is not None and x[self._drive_flag] >= 0.5
         fill = self.drive if on_drive else self.fixed_speed
         out = x.copy()
+        out[noise] = fill[noise]
         for flag, inputs in missing:
             out[flag] = 0.0
             out[inputs] = fill[inputs]

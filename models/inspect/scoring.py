@@ -585,6 +585,8 @@ class Inspector:
                 result.withheld = sorted({c for x in inputs for c in withheld_classes(modality, x, stats)} & set(classes))
                 if modality == "plc" and (note := missing_tags_note(inputs)):
                     result.warnings.append(note)
+                if modality == "plc" and (note := rounded_temperatures_note(self._fills.get("plc"), inputs)):
+                    result.warnings.append(note)
                 if (modality == "thermal" and float((stats or {}).get("regions_proposed", 0.0)) >= 0.5
                         and "electrical_overheating" not in result.withheld):
                     result.warnings.append(proposed_hot_connection_note(inputs[0]))
@@ -692,6 +694,33 @@ def missing_tags_note(inputs: list[np.ndarray]) -> str | None:
     return (f"the export has no {tags} tag: the PLC model reads {'it' if len(absent) == 1 else 'them'} as a healthy "
             f"machine's (every machine it learnt from had each tag: docs/models.md, \"PLC: an export without some "
             f"tags\"){shown}")
+
+
+def rounded_temperatures_note(fill: HealthyFill | None, inputs: list[np.ndarray]) -> str | None:
+    """The warning of a PLC export whose temperatures hold steadier than any RTD the model learnt from
+    (:meth:`models.missing_tags.HealthyFill.steadied` on any of its inputs; None otherwise).
+
+    >>> from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+    >>> names = list(PLC_VECTOR_NAMES)
+    >>> ref = np.full((3, len(names)), 0.15, np.float32); ref[:, [names.index(n) for n in names if n.startswith("missing.")]] = 0
+    >>> fill = HealthyFill.from_reference(ref, np.zeros(3), names)
+    >>> x = ref[0].copy(); rounded_temperatures_note(fill, [x]) is None
+    True
+    >>> x[names.index("temp.bearing_std")] = 0.0
+    >>> rounded_temperatures_note(fill, [x])  # doctest: +ELLIPSIS
+    'the bearing temperature holds steadier than any RTD the PLC model learnt from (a historian that rounds ...'
+    """
+    if fill is None:
+        return None
+    steady = sorted({name for x in inputs for name in fill.steadied(x)})
+    if not steady:
+        return None
+    words = " and ".join(ABSENT_TAG_WORDS[name.split(".")[1].removesuffix("_std") + "_temp"] for name in steady)
+    one = len(steady) == 1
+    return (f"the {words} {'holds' if one else 'hold'} steadier than any RTD the PLC model learnt from (a historian "
+            f"that rounds {'it' if one else 'them'} or stores {'it' if one else 'them'} only on a change): "
+            f"{'its' if one else 'their'} noise is read as a healthy machine's RTD noise (docs/models.md, \"PLC: "
+            "temperatures a historian rounds\")")
 
 
 def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:

@@ -123,6 +123,37 @@ def test_plc_reads_a_tag_the_historian_lacks_as_a_healthy_machines(
     assert preds[0].withheld == ["cavitation"] and preds[1].withheld == []
 
 
+def test_plc_reads_temperatures_a_historian_rounded_as_a_healthy_rtds(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """A historian that rounds the temperatures (or stores them on a deadband) leaves their standard
+    deviation over a window at about 0, where the PLC model learnt one RTD's noise: the service reads
+    both at the model's healthy median (models.missing_tags: the bearing's always, as it is no evidence
+    of any class; the winding's below its floor), so the prediction is the model's on that vector."""
+    from pipeline.features.plc_physics import PLC_VECTOR_NAMES
+
+    fill = load_served_model(InferenceSettings(), "plc").fill
+    assert fill is not None
+    bearing, winding = PLC_VECTOR_NAMES.index("temp.bearing_std"), PLC_VECTOR_NAMES.index("temp.winding_std")
+    x = np.random.default_rng(11).normal(size=len(PLC_VECTOR_NAMES)).astype(np.float32)
+    x[[k for k, n in enumerate(PLC_VECTOR_NAMES) if n.startswith("missing.")]] = 0.0  # every tag there
+    x[PLC_VECTOR_NAMES.index("flag.vfd")] = 0.0
+    rounded = x.copy()
+    rounded[[bearing, winding]] = 0.0
+    filled = fill.apply(rounded)
+    assert filled[bearing] == fill.fixed_speed[bearing] > 0.1 and filled[winding] == fill.fixed_speed[winding] > 0.1
+    noisy = x.copy()
+    noisy[[bearing, winding]] = 2.0  # a noisy bearing RTD; a winding heating within the window
+    assert fill.apply(noisy)[bearing] == filled[bearing] and fill.apply(noisy)[winding] == 2.0
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "plc")
+    ids = {}
+    with running(worker):
+        for i, v in enumerate((rounded, filled)):
+            ids[write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", 1000 + i, value=v))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == 2, 30, "2 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "plc")}
+    assert preds[0].probabilities == preds[1].probabilities
+
+
 def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
     from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
