@@ -96,12 +96,13 @@ def inspect(
 
 
 def _speed_cell(result: FileResult) -> str:
-    """An audio file's running speed and where it came from (``given``, ``plc``, ``drive carrier``, ``estimated``)."""
+    """An audio file's running speed and where it came from (``given``, ``plc``, ``drive carrier``, ``plc setpoint``,
+    ``estimated``)."""
     from models.inspect.scoring import SPEED_SOURCES
 
     if result.shaft_hz is None:
         return ""
-    short = dict(zip(SPEED_SOURCES, ("estimated", "given", "plc", "drive carrier"), strict=True))
+    short = dict(zip(SPEED_SOURCES, ("estimated", "given", "plc", "drive carrier", "plc setpoint"), strict=True))
     return f"{60.0 * result.shaft_hz:.0f} rpm ({short.get(result.speed_source or '', 'estimated')})"
 
 

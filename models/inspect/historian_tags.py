@@ -232,6 +232,38 @@ def unsupported_reason(name: str, unit: str | None = None) -> str | None:
     return f"{name!r} is {tag} in {found[1]!r}, which cannot be converted to {TAG_UNITS[tag]}"
 
 
+#: Words that make a speed the drive's command (its speed reference) rather than a measurement.
+SETPOINT_WORDS = frozenset({"setpoint", "sp", "ref", "reference", "target", "cmd", "command", "demand"})
+#: Units a speed setpoint is read in, to rpm: shaft revolutions per minute only. A setpoint in Hz may
+#: be the drive's output frequency (the shaft's times half the poles) or the shaft's; one in % needs the
+#: speed at 100 %.
+SETPOINT_UNITS: dict[str, float] = {"rpm": 1.0, "1/min": 1.0, "r/min": 1.0, "min-1": 1.0, "u/min": 1.0}
+
+
+def speed_setpoint_scale(name: str, unit: str | None = None) -> float | None:
+    """The factor to rpm of column / tag ``name`` (``unit``: a unit column's value) where it names a
+    drive's speed setpoint in shaft rpm (the speed it is told to run at, which a drive without a
+    speed sensor holds within its slip); None for anything else, a measured speed included.
+
+    >>> speed_setpoint_scale("Speed Setpoint (rpm)"), speed_setpoint_scale("Speed_Setpoint", "rpm")
+    (1.0, 1.0)
+    >>> speed_setpoint_scale("[default]Site/AHU/SpeedRef [1/min]")
+    1.0
+    >>> [speed_setpoint_scale(n) for n in ("Speed Setpoint [Hz]", "Motor Speed (rpm)", "Speed_SP", "Speed SP (%)")]
+    [None, None, None, None]
+    """
+    words, bracket = _words(name.strip())
+    tokens = set(words)
+    speed_words = dict(RULES)["speed_rpm"][0]
+    if not tokens & SETPOINT_WORDS or not tokens & speed_words or tokens & (NOT_A_MEASUREMENT - SETPOINT_WORDS):
+        return None
+    for candidate in (unit, bracket, words[-1] if words else None):
+        key = (candidate or "").strip().lower().replace(" ", "")
+        if key in SETPOINT_UNITS:
+            return SETPOINT_UNITS[key]
+    return None
+
+
 def parse_value(text: object) -> float | None:
     """A number, or a run state written as a word (``RUNNING`` 1, ``Stopped`` 0); None otherwise."""
     if isinstance(text, bool):

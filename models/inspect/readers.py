@@ -31,7 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from models.inspect.historian_tags import TagReading, parse_value, resolve_tag, unsupported_reason
+from models.inspect.historian_tags import (
+    TagReading,
+    parse_value,
+    resolve_tag,
+    speed_setpoint_scale,
+    unsupported_reason,
+)
 from pipeline.features.plc_window import PLC_TAGS
 
 
@@ -375,6 +381,57 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
 
         return [replace(s, asset_id=asset_id) if s.asset_id != asset_id else s for s in samples]
     return samples
+
+
+def speed_setpoint_rpm(path: Path, asset_id: str | None = None) -> float | None:
+    r"""The median of a PLC export's speed setpoint in rpm (a column or tag :func:`.historian_tags.
+    speed_setpoint_scale` reads: ``Speed Setpoint (rpm)``, ``AHU-136.Speed_Setpoint`` with unit rpm), of
+    machine ``asset_id`` where the name carries a machine prefix; None where the file has none, gives it
+    in another unit or cannot be read.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     wide, long = Path(d) / "w.csv", Path(d) / "l.csv"
+    ...     _ = wide.write_text("Timestamp,Motor Current (A),Speed Setpoint (rpm)\n2027-03-01T07:12:14Z,13.3,1759\n")
+    ...     _ = long.write_text("timestamp,tag,value,unit\n2027-03-10 12:10:33,AHU-136.Speed_Setpoint,1248,rpm\n"
+    ...                         "2027-03-10 12:10:33,AHU-9.Speed_Setpoint,900,rpm\n")
+    ...     speed_setpoint_rpm(wide), speed_setpoint_rpm(long, "AHU-136"), speed_setpoint_rpm(long, "P-1")
+    (1759.0, 1248.0, None)
+    """
+    try:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+    fmt = "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
+
+    def ours(name: str) -> bool:
+        prefix = name.rpartition(".")[0].strip()
+        return not prefix or asset_id is None or prefix == asset_id
+
+    def scale(name: str, unit: str | None) -> float | None:
+        tail = name.rpartition(".")[2]
+        return speed_setpoint_scale(tail, unit) or speed_setpoint_scale(name, unit)
+
+    values: list[float] = []
+    first = text.split("\n", 1)[0]
+    header = next(csv.reader([first], delimiter=_delimiter(first)), []) if fmt == "csv" else []
+    if fmt == "csv" and long_columns(header) is None:
+        delimiter = _delimiter(first)
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+        cols = {i: f for i, h in enumerate(rows[0]) if ours(h) and (f := scale(h.strip(), None))}
+        for row in rows[1:]:
+            for i, f in cols.items():
+                if i < len(row) and (v := parse_value(row[i].replace(",", ".") if delimiter != "," else row[i])) is not None:
+                    values.append(v * f)
+    else:
+        for row in _long_rows(text, fmt):
+            name = str(row.get("tag", ""))
+            if ours(name) and (f := scale(name, str(row.get("unit") or "") or None)):
+                cell = row.get("value")
+                if (v := parse_value(cell.replace(",", ".") if isinstance(cell, str) and "." not in cell else cell)) is not None:
+                    values.append(v * f)
+    values = [v for v in values if v > 0]
+    return float(np.median(values)) if values else None
 
 
 #: A tag whose samples are further apart than this many of the file's ticks (the median interval

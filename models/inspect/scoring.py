@@ -27,7 +27,14 @@ import numpy as np
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
-from models.inspect.readers import InspectInputError, hold_between_changes, lossy_bitrate_kbps, read_plc, read_wav
+from models.inspect.readers import (
+    InspectInputError,
+    hold_between_changes,
+    lossy_bitrate_kbps,
+    read_plc,
+    read_wav,
+    speed_setpoint_rpm,
+)
 from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry, default_registry
 from models.ruled_out import rule_out, ruled_out, ruled_out_note
@@ -52,9 +59,10 @@ EXTRAPOLATION_POWER = 0.3
 #: Where an audio file's running speed came from: searched in the sound (around nameplate speed, or
 #: over a drive's range), around a speed the user measured (``--speed-rpm``), around the median
 #: speed of a PLC file of the same machine in the same call, or read off a drive's PWM carrier in
-#: the sound (its first second; ``pipeline.features.audio_physics.clip_drive_supply_hz``).
+#: the sound (its first second; ``pipeline.features.audio_physics.clip_drive_supply_hz``), or around
+#: the drive's speed setpoint (rpm) of a PLC file without a speed tag (``readers.speed_setpoint_rpm``).
 SPEED_SOURCES = ("estimated from the sound", "given (--speed-rpm)", "the PLC file's speed",
-                 "the drive's PWM carrier in the sound")
+                 "the drive's PWM carrier in the sound", "the PLC file's speed setpoint")
 #: Below this bit rate a lossy recording (MP3, Ogg) gets a warning: of the foreign fleet's 96 bearing
 #: faults the lossless files name 80, MP3 at 98 kbit/s 80, at 53 and 43 kbit/s 73 and 65, Vorbis at 110
 #: and 74 kbit/s 78 and 74 (``bench/bench_audio_rates.py --codecs``, docs/models.md).
@@ -497,7 +505,7 @@ class Inspector:
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
         withheld_by_asset: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         files_by_asset: dict[str, list[str]] = defaultdict(list)
-        speed_hint: dict[str, float] = {}
+        speed_hint: dict[str, tuple[float, str]] = {}
         extrapolating: dict[str, set[str]] = defaultdict(set)
         classes: list[str] = []
         order = sorted(range(len(paths)), key=lambda i: MODALITY_BY_SUFFIX.get(Path(paths[i]).suffix.lower(), "z") != "plc")
@@ -512,8 +520,14 @@ class Inspector:
                 stats: dict[str, float] | None = None  # the features message's
                 if modality == "plc":
                     inputs, speed, stats = self._plc(path, asset_id, result, plc_levels)
+                    source = SPEED_SOURCES[2]
+                    if not speed and (setpoint := speed_setpoint_rpm(path, result.asset_id)) is not None:
+                        speed, source = setpoint / 60.0, SPEED_SOURCES[4]
+                        result.warnings.append(
+                            f"no speed tag: audio reads the machine around its drive's speed setpoint ({setpoint:.0f} "
+                            "rpm, +-4 %: a drive without a speed sensor turns within its slip of it)")
                     if speed and result.asset_id:
-                        speed_hint[result.asset_id] = speed
+                        speed_hint[result.asset_id] = (speed, source)
                     asset_type = self.assets[result.asset_id].asset_type if result.asset_id in self.assets else None
                 else:
                     profile = self.profile(result.asset_id, result.warnings)
@@ -637,14 +651,16 @@ class Inspector:
         return results, verdicts
 
 
-def _speed_hint(asset_id: str, given: Mapping[str | None, float], from_plc: Mapping[str, float]
+def _speed_hint(asset_id: str, given: Mapping[str | None, float], from_plc: Mapping[str, tuple[float, str]]
                 ) -> tuple[float | None, str]:
     """The speed an audio file's search looks around, and its :data:`SPEED_SOURCES` entry: the
-    user's measured speed of the machine (else one given for every machine), else its PLC file's."""
+    user's measured speed of the machine (else one given for every machine), else its PLC file's
+    (measured, or its drive's speed setpoint: ``from_plc`` holds the speed and its source)."""
     if asset_id in given or None in given:
         return float(given[asset_id] if asset_id in given else given[None]), SPEED_SOURCES[1]
     if asset_id in from_plc:
-        return float(from_plc[asset_id]), SPEED_SOURCES[2]
+        speed, source = from_plc[asset_id]
+        return float(speed), source
     return None, SPEED_SOURCES[0]
 
 

@@ -890,6 +890,41 @@ def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
         assert refused.exit_code == 2 and "--speed-rpm" in refused.stderr, (bad, refused.output)
 
 
+def test_a_drive_s_speed_setpoint_is_where_audio_reads_a_machine_without_a_speed_tag(plant, tmp_path) -> None:
+    """A historian export without a speed tag but with the drive's speed setpoint in rpm (a fan on a
+    drive without a speed sensor): audio reads the machine around the setpoint, as around a measured
+    speed, and both records say so. A setpoint in Hz (the drive's output frequency, or the shaft's) is not
+    read. Before, the setpoint was a column that names no PLC tag and audio searched the sound."""
+    root, cases = plant
+    wav, _, plc = cases["bearing_wear"]
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    measured = next(r for r in inspector.score([wav, plc])[0] if r.modality == "audio").shaft_hz
+    assert measured is not None
+    slower = 0.9 * measured  # a setpoint 10 % below what the sound says: audio must read there
+    rows = _long_rows(plc)
+    table = {(ts, name): v for ts, _, name, v in rows}
+    tags = ("motor_current_a", "bearing_temp_c", "winding_temp_c", "vibration_rms_mm_s", "pressure_bar", "run_state")
+    for unit, expected in (("rpm", "the PLC file's speed setpoint"), ("Hz", "estimated from the sound")):
+        setpoint = 60.0 * slower if unit == "rpm" else slower
+        lines = [",".join(["Time", *tags, f"Speed Setpoint ({unit})"])]
+        for ts in sorted({r[0] for r in rows}):
+            cells = ("" if (v := table.get((ts, t))) is None else f"{v:.6f}" for t in tags)
+            lines.append(",".join([ts, *cells, f"{setpoint:.1f}"]))
+        export = tmp_path / unit / f"plc-PMP-01-{STAMP}.csv"
+        export.parent.mkdir()
+        export.write_text("\n".join(lines) + "\n")
+        results, _ = inspector.score([wav, export])
+        audio = next(r for r in results if r.modality == "audio")
+        plc_rec = next(r for r in results if r.modality == "plc")
+        assert audio.speed_source == expected, (unit, audio.speed_source)
+        notes = [w for w in plc_rec.warnings if w.startswith("no speed tag: audio reads the machine around")]
+        if unit == "rpm":
+            assert abs(audio.shaft_hz - slower) <= 0.04 * slower + 0.02, (audio.shaft_hz, slower)
+            assert notes and f"({setpoint:.0f} rpm" in notes[0], plc_rec.warnings
+        else:
+            assert not notes and abs(audio.shaft_hz - measured) < 0.02 * measured
+
+
 def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path) -> None:
     """A drive machine's clip read without a measured speed carries a warning with the speed found
     in the sound and how to give the right one; with ``--speed-rpm`` it does not."""
