@@ -17,7 +17,11 @@ calls its healthy running bearing wear (docs/models.md, "Audio: reciprocating ma
 bearing wear"). Audio recorded **below 16 kHz** (``stats["band_limited"]``) withholds bearing wear
 and cavitation: such a clip holds nothing above half its rate, where they ring, and read so the
 model calls nearly every worn bearing and cavitating pump normal (docs/models.md, "Audio recorded
-below 16 kHz"). Thermal withholds every fault it names on a frame read through **proposed**
+below 16 kHz"). Audio withholds ``bearing_wear`` where the bearing's lowest fault frequency at the
+clip's speed lies **above the envelope spectrum** it reads (``stats["bearing_orders_above_envelope"]``,
+:func:`pipeline.features.audio_physics.bearing_orders_above_envelope`: a motor spindle at 100-400 Hz),
+where no defect line can show (docs/models.md, "Audio: a bearing too fast for the envelope spectrum").
+Thermal withholds every fault it names on a frame read through **proposed**
 region boxes (``stats["regions_proposed"]``: ``assets.json`` gives the machine no ``regions``):
 read in boxes placed by a guess at the layout, healthy frames are called faulty at 5-43 % (docs/
 models.md, "Thermal: no fault named on proposed boxes"); the boxes are reported for the user to
@@ -62,6 +66,8 @@ A withheld class:
 ('bearing_wear',)
 >>> withheld_classes("audio", x, {"reciprocating": 0.0, "band_limited": 1.0})
 ('bearing_wear', 'cavitation')
+>>> withheld_classes("audio", x, {"bearing_orders_above_envelope": 1.0})
+('bearing_wear',)
 >>> withheld_classes("thermal", np.zeros(3, np.float32), {"regions_proposed": 1.0, "regions_registered": 0.0})
 ('bearing_wear', 'electrical_overheating', 'cooling_failure')
 >>> from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
@@ -91,7 +97,7 @@ import numpy as np
 
 from models.ruled_out import fan_end_warmer
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, RECIPROCATING_STAT
-from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT
+from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT, ORDERS_ABOVE_ENVELOPE_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.features.plc_running import NOT_RUNNING_STAT
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
@@ -110,12 +116,14 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 
 #: ``{modality: {stats key: classes withheld when the features message's stats value is >= 0.5}}``:
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
-#: wear) or recorded below 16 kHz (no band where bearings and cavitation ring), a thermal frame read
+#: wear), recorded below 16 kHz (no band where bearings and cavitation ring) or of a machine so fast that
+#: its bearing's fault frequencies lie above the envelope spectrum the model reads, a thermal frame read
 #: through proposed region boxes, a PLC window in which the machine stood still or ran up, or of a
 #: reciprocating machine whose normal vibration is not known
 #: (``pipeline.features.messages``, ``pipeline.handlers.plc``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
-    "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation")},
+    "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation"),
+              ORDERS_ABOVE_ENVELOPE_STAT: ("bearing_wear",)},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
     "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure"),
             RECIPROCATING_LEVEL_UNKNOWN_STAT: ("imbalance",)},

@@ -491,7 +491,15 @@ class Inspector:
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""
         from pipeline.features.audio_clipping import CLIPPED_SHARE, clipped_fraction
-        from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, clip_drive_supply_hz, clip_speed
+        from pipeline.features.audio_physics import (
+            BAND_LIMITED_STAT,
+            ENV_MAX_HZ,
+            ORDERS_ABOVE_ENVELOPE_STAT,
+            SAMPLE_RATE,
+            clip_drive_supply_hz,
+            clip_speed,
+            lowest_bearing_fault_hz,
+        )
         from pipeline.features.messages import (
             audio_features_message,
             thermal_message_any_unit,
@@ -564,6 +572,12 @@ class Inspector:
                                 f"recorded at {rate} Hz: it holds nothing above {rate // 2} Hz, where bearing defects "
                                 "and cavitation ring (the models read up to 7.8 kHz), so audio withholds both; "
                                 f"record at {SAMPLE_RATE} Hz or more")
+                        if msg.stats.get(ORDERS_ABOVE_ENVELOPE_STAT, 0.0) >= 0.5:
+                            result.warnings.append(
+                                f"read at {60.0 * result.shaft_hz:.0f} rpm, the bearing's lowest fault frequency "
+                                f"({lowest_bearing_fault_hz(result.shaft_hz, profile):.0f} Hz) lies above the "
+                                f"{ENV_MAX_HZ:.0f} Hz the audio model reads the envelope spectrum to, so audio withholds "
+                                "bearing wear; thermal and the PLC still judge it")
                         if profile.vfd and hint is None and carrier_hz is None:
                             result.warnings.append(
                                 f"a drive machine read at {60.0 * result.shaft_hz:.0f} rpm, the speed found in its "

@@ -83,6 +83,12 @@ SAMPLE_RATE = 16_000
 #: holds nothing above half its rate, where bearing defects and cavitation ring (the models read
 #: envelope bands up to 7.8 kHz), so the models' readers withhold those classes.
 BAND_LIMITED_STAT = "band_limited"
+#: The audio message's ``stats`` key that is 1.0 where the bearing's lowest fault frequency (the first
+#: harmonic of BPFO, BPFI or 2 x BSF at the speed the clip was read at; without a known bearing the
+#: blind comb's lowest order) lies above :data:`ENV_MAX_HZ`, the top of the envelope spectrum the
+#: models read: a fast spindle's bearing defect cannot show there, so the models' readers withhold
+#: bearing wear (:func:`bearing_orders_above_envelope`).
+ORDERS_ABOVE_ENVELOPE_STAT = "bearing_orders_above_envelope"
 SEGMENT = SAMPLE_RATE
 MAX_SEGMENTS = 8
 MIN_SECONDS = 0.25
@@ -940,6 +946,33 @@ def clip_speed(vector: np.ndarray) -> float:
     """The shaft speed (Hz) the clip of an audio vector was read at (``speed.shaft_hz``, which the
     vector holds in units of 60 Hz)."""
     return 60.0 * float(np.asarray(vector)[_SPEED_INDEX])
+
+
+def bearing_orders_above_envelope(shaft_hz: float, asset: object = None) -> bool:
+    """Whether every bearing fault frequency a clip read at ``shaft_hz`` is judged at lies above
+    :data:`ENV_MAX_HZ`: the lowest of the bearing's BPFO, BPFI and 2 x BSF orders (``assets.json``),
+    else the blind comb's lowest order (:data:`BLIND_ORDERS`), times the shaft speed. A motor spindle
+    at 130 Hz with a 20-ball angular-contact bearing (2 x BSF 8.2 orders) has its lowest fault line at
+    1.07 kHz; a pump at 25 Hz with a 6205 (BPFO 3.58) at 90 Hz.
+
+    >>> from pipeline.features.asset_profile import AssetProfile
+    >>> spindle = AssetProfile("SP-1", bearing_orders={"bpfo": 8.82, "bpfi": 11.18, "bsf": 4.09, "ftf": 0.44})
+    >>> bearing_orders_above_envelope(130.0, spindle), bearing_orders_above_envelope(55.0, spindle)
+    (True, False)
+    >>> bearing_orders_above_envelope(400.0), bearing_orders_above_envelope(600.0)  # no bearing: the blind comb
+    (False, True)
+    """
+    return bool(lowest_bearing_fault_hz(shaft_hz, asset) > ENV_MAX_HZ)
+
+
+def lowest_bearing_fault_hz(shaft_hz: float, asset: object = None) -> float:
+    """The lowest bearing fault frequency a clip read at ``shaft_hz`` is judged at (Hz): the lowest of
+    the bearing's BPFO, BPFI and 2 x BSF orders, else the blind comb's lowest order, times the speed;
+    0 for a speed that is not a number."""
+    orders = as_profile(asset).bearing_orders
+    known = [float(orders[k]) for k in ("bpfo", "bpfi") if k in orders] + ([2.0 * float(orders["bsf"])] if "bsf" in orders else [])
+    lowest = min(known) if known else BLIND_ORDERS[0]
+    return float(shaft_hz * lowest) if np.isfinite(shaft_hz) else 0.0
 
 
 def audio_segment_vectors(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, asset: object = None,

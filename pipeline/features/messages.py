@@ -32,7 +32,15 @@ from pipeline.features.asset_profile import (
 )
 from pipeline.features.audio_baseline import Baseline
 from pipeline.features.audio_features import audio_features
-from pipeline.features.audio_physics import BAND_LIMITED_STAT, SAMPLE_RATE, audio_vector, resample_to_16k
+from pipeline.features.audio_physics import (
+    BAND_LIMITED_STAT,
+    ORDERS_ABOVE_ENVELOPE_STAT,
+    SAMPLE_RATE,
+    audio_vector,
+    bearing_orders_above_envelope,
+    clip_speed,
+    resample_to_16k,
+)
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
@@ -166,12 +174,17 @@ def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, s
     (:attr:`~pipeline.features.asset_profile.AssetProfile.reciprocating`): the model's readers
     withhold bearing wear there (:mod:`models.withheld_classes`). ``stats["band_limited"]`` is 1.0
     for a clip recorded below 16 kHz: its readers withhold bearing wear and cavitation.
+    ``stats["bearing_orders_above_envelope"]`` is 1.0 where the bearing's lowest fault frequency at the
+    clip's speed lies above the envelope spectrum the models read (a fast spindle,
+    :func:`~pipeline.features.audio_physics.bearing_orders_above_envelope`): its readers withhold
+    bearing wear.
     """
     x = resample_to_16k(samples, sample_rate)
     mel, stats = audio_features(x, 16_000, asset, shaft_hz)
+    vector = audio_vector(x, 16_000, asset, shaft_hz, baseline_db)
     stats[RECIPROCATING_STAT] = float(as_profile(asset).reciprocating)
     stats[BAND_LIMITED_STAT] = float(sample_rate < SAMPLE_RATE)
+    stats[ORDERS_ABOVE_ENVELOPE_STAT] = float(bearing_orders_above_envelope(clip_speed(vector), asset))
     return AudioFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                          features_version=FEATURES_VERSION, stats=stats, logmel=mel, source=source,
-                         ingest_time_ms=ingest_time_ms,
-                         vector=audio_vector(x, 16_000, asset, shaft_hz, baseline_db))
+                         ingest_time_ms=ingest_time_ms, vector=vector)

@@ -855,6 +855,28 @@ def test_a_bearing_that_gives_no_fault_orders_says_what_to_give(plant, tmp_path)
             assert "n_balls, ball_d_mm, pitch_d_mm" in notes[0] and "blind comb" in notes[0], notes
 
 
+def test_a_bearing_too_fast_for_the_envelope_spectrum_is_withheld_by_audio(plant, tmp_path) -> None:
+    """The audio model reads the envelope spectrum up to 800 Hz. A motor spindle's 20-ball angular-contact
+    bearing (2 x BSF 8.2 orders) at 7,000 rpm has its lowest fault line at 950 Hz: no defect can show
+    there, so audio withholds bearing wear and says why; at the pump's own speed (a clip read at its
+    speed in the sound) the same bearing's lines lie below 800 Hz and nothing is withheld."""
+    root, cases = plant
+    doc = json.loads((root / "assets.json").read_text())
+    entry = {k: v for k, v in next(a for a in doc["assets"] if a["asset_id"] == "PMP-01").items()
+             if k not in ("bearing", "bearing_orders", "bearing_frequencies_hz")}
+    path = tmp_path / "assets.json"
+    path.write_text(json.dumps({**doc, "assets": [{**entry, "bearing": {"n_balls": 20, "ball_d_mm": 7.938,
+                                                                         "pitch_d_mm": 65.0, "contact_angle_deg": 15.0}}]}))
+    inspector = Inspector(assets=load_assets(path))
+    wav = cases["bearing_wear"][0]
+    own = inspector.score([wav])[0][0]
+    fast = inspector.score([wav], speeds_hz={"PMP-01": 7000.0 / 60.0})[0][0]
+    note = "the bearing's lowest fault frequency"
+    assert own.error is None and "bearing_wear" not in own.withheld and not any(note in w for w in own.warnings)
+    assert fast.error is None and "bearing_wear" in fast.withheld and fast.probabilities["bearing_wear"] == 0.0
+    assert any(note in w and "lies above the 800 Hz" in w for w in fast.warnings), fast.warnings
+
+
 def test_a_measured_speed_is_where_audio_reads_the_machine(plant) -> None:
     """``--speed-rpm`` (a tachometer reading) sets the speed audio reads a clip at, before a PLC
     file's speed; without either the speed is searched in the sound. Each audio record says which."""
