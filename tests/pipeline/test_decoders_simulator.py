@@ -20,7 +20,7 @@ from pipeline.decoders import (
 )
 from pipeline.features.asset_profile import RECIPROCATING_STAT
 from pipeline.features.audio_features import AUDIO_STAT_NAMES
-from pipeline.features.audio_physics import BAND_LIMITED_STAT
+from pipeline.features.audio_physics import BAND_LIMITED_STAT, ORDERS_ABOVE_ENVELOPE_STAT
 from pipeline.features.messages import audio_features_message, plc_features_message, thermal_features_message
 from pipeline.features.plc_window import PLC_TAGS, PlcWindowBuffer
 from pipeline.features.thermal_features import ThermalBaseline
@@ -125,10 +125,11 @@ def test_simulator_output_decodes_validates_and_featurizes_cleanly(landing: Path
                 problems += [str(p) for p in [check_clip(clip, 16_000, blob.raw_ref)] if p is not None]
                 msg = audio_features_message(blob.asset_id, info.asset_type, blob.timestamp_ms, clip,
                                              asset=info)
-                # the clip's, then the machine's, then the recording's
-                assert tuple(msg.stats) == (*AUDIO_STAT_NAMES, RECIPROCATING_STAT, BAND_LIMITED_STAT)
+                # the clip's, then the machine's, then the recording's, then whether its bearing rings within reach
+                assert tuple(msg.stats) == (*AUDIO_STAT_NAMES, RECIPROCATING_STAT, BAND_LIMITED_STAT,
+                                            ORDERS_ABOVE_ENVELOPE_STAT)
                 assert msg.stats["bearing_freqs_available"] == 1.0 and msg.stats[RECIPROCATING_STAT] == 0.0
-                assert msg.stats[BAND_LIMITED_STAT] == 0.0  # 16 kHz
+                assert msg.stats[BAND_LIMITED_STAT] == msg.stats[ORDERS_ABOVE_ENVELOPE_STAT] == 0.0  # 16 kHz; bearings under 800 Hz
                 assert msg.logmel.shape == (64, 101)
             assert decode_message(encode_message(msg)) == msg
             counts[kind] += 1
