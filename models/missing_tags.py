@@ -1,5 +1,5 @@
-"""A PLC export without some tags, or whose historian rounds its temperatures, read by the PLC model as a
-machine whose missing (or rounded away) readings look healthy.
+"""Inputs a reading cannot support, read at the model's healthy median: a PLC export without some tags
+or whose historian rounds its temperatures, and a single audio recording's 1x tone level.
 
 The PLC vector marks a tag the machine's historian lacks with ``missing.*`` = 1 and leaves that tag's
 statistics at 0 (:mod:`pipeline.features.plc_physics`). The shipped PLC models learnt from machines
@@ -51,6 +51,23 @@ historian's settings (docs/models.md, "PLC: temperatures a historian rounds";
 [0.15, 0.6, 0.0]
 >>> [fill.steadied(np.array(x, np.float32)) for x in ([0.0, 0.0, 0.0], [0.5, 0.6, 0.0], [0.0, 0.0, 1.0])]
 [('temp.bearing_std', 'temp.winding_std'), (), ('temp.bearing_std',)]
+
+**A recording without the machine's healthy levels.** The shaft's 1x tone over a clip's broadband
+sound (``shaft.1x.level_db``) depends on where the microphone stands and what else the machine and
+the room sound with: our fleets' healthy clips lie at -14 ... +8 dB, the fleet written blind
+(``bench/bench_blind_fleet.py``) has 540 of its 753 clips far below -29 dB. It is why audio withholds
+imbalance without the machine's learned healthy levels (:mod:`models.withheld_classes`). Where they
+are not there (``baseline.available`` 0: :data:`UNBASELINED_INPUTS`) it is read at the healthy median,
+no evidence either way; against its own healthy levels (``baseline.*``) it stays as measured
+(docs/models.md, "Audio: one recording's 1x level is no evidence").
+
+>>> names = ("shaft.1x.level_db", "shaft.2x.level_db", "baseline.available")
+>>> ref = np.array([[-3.0, -9.0, 1], [-5.0, -8.0, 1], [-4.0, -7.0, 0]], np.float32)
+>>> fill = HealthyFill.from_reference(ref, np.array([0, 0, 0]), names, min_group=1)
+>>> fill.apply(np.array([-40.0, -30.0, 0.0], np.float32)).tolist()  # one clip: its 1x read as a healthy one's
+[-4.0, -30.0, 0.0]
+>>> fill.apply(np.array([-40.0, -30.0, 1.0], np.float32)).tolist()  # against its healthy levels: as measured
+[-40.0, -30.0, 1.0]
 """
 
 from __future__ import annotations
@@ -85,6 +102,13 @@ NOISE_ONLY_INPUTS: tuple[str, ...] = ("temp.bearing_std",)
 #: A noise input reads as rounded away below this share of the least value among the healthy reference
 #: windows that have its tag.
 NOISE_FLOOR_SHARE = 0.5
+#: Inputs one recording cannot judge without the machine's own healthy levels, by the input that says
+#: whether those levels are there: the shaft's 1x tone over the clip's broadband sound depends on where
+#: the microphone stands and what else the machine and the room sound with (our fleets' healthy clips
+#: at -14 ... +8 dB, the blind fleet's far below -29 dB on 540 of 753 clips), which is why audio withholds
+#: imbalance without a baseline (:mod:`models.withheld_classes`). Where that input is below 0.5 they are
+#: read at the healthy median: no evidence either way.
+UNBASELINED_INPUTS: dict[str, str] = {"shaft.1x.level_db": "baseline.available"}
 #: The input that says whether the machine runs on a drive (its healthy speed and pressure differ).
 DRIVE_FLAG = "flag.vfd"
 #: The fewest healthy reference windows a group (drive or not) needs for its own median; fewer: all of them.
@@ -109,6 +133,8 @@ class HealthyFill:
     _noise_flags: np.ndarray = field(init=False, repr=False, compare=False)
     #: indices of :data:`NOISE_ONLY_INPUTS`
     _noise_only: np.ndarray = field(init=False, repr=False, compare=False)
+    #: ``(index of the input that says the baseline is there, indices read without it)``: :data:`UNBASELINED_INPUTS`
+    _unbaselined: tuple[tuple[int, np.ndarray], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index = {n: i for i, n in enumerate(self.names)}
@@ -123,16 +149,22 @@ class HealthyFill:
         object.__setattr__(self, "_noise_flags", np.array([index.get(NOISE_INPUTS.get(self.names[i], ""), -1)
                                                            for i in noise], np.int64))
         object.__setattr__(self, "_noise_only", np.array([index[n] for n in NOISE_ONLY_INPUTS if n in index], np.int64))
+        flags: dict[str, list[int]] = {}
+        for name, flag in UNBASELINED_INPUTS.items():
+            if name in index and flag in index:
+                flags.setdefault(flag, []).append(index[name])
+        object.__setattr__(self, "_unbaselined", tuple((index[f], np.array(i, np.int64)) for f, i in flags.items()))
 
     @classmethod
     def from_reference(cls, features: np.ndarray, labels: np.ndarray, names: Sequence[str],
                        normal_index: int = 0, min_group: int = MIN_GROUP) -> HealthyFill | None:
         """From a model's reference sample (its rows, class indices and input names); None where it
-        has no ``missing.*`` input or no healthy rows. A group (drive or not) with fewer than
-        ``min_group`` healthy rows takes the median of all of them."""
+        has no ``missing.*`` input nor one of :data:`UNBASELINED_INPUTS`, or no healthy rows. A group
+        (drive or not) with fewer than ``min_group`` healthy rows takes the median of all of them."""
         names = tuple(str(n) for n in names)
         x = np.asarray(features, np.float64)
-        if not any(n in names for n in TAG_INPUTS) or x.ndim != 2 or x.shape[1] != len(names):
+        readable = any(n in names for n in (*TAG_INPUTS, *UNBASELINED_INPUTS))
+        if not readable or x.ndim != 2 or x.shape[1] != len(names):
             return None
         healthy = x[np.asarray(labels) == normal_index]
         if len(healthy) == 0:
@@ -184,11 +216,13 @@ class HealthyFill:
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         """The model input for vector ``x``: each missing tag's inputs at the healthy median, its flag 0; a
-        noise input rounded away by the historian, and one that is no evidence, at the healthy median."""
+        noise input rounded away by the historian, one that is no evidence, and one a recording cannot judge
+        without the machine's healthy levels, at the healthy median."""
         if x.shape != (len(self.names),):
             return x
         missing = [(flag, inputs) for flag, inputs in self._tags if x[flag] >= 0.5]
-        noise = np.concatenate([self._noise_only, self._rounded(x)])
+        noise = np.concatenate([self._noise_only, self._rounded(x),
+                                *(inputs for flag, inputs in self._unbaselined if x[flag] < 0.5)])
         if not missing and not len(noise):
             return x
         on_drive = self._drive_flag is not None and x[self._drive_flag] >= 0.5

@@ -592,7 +592,8 @@ class Inspector:
                                                    "withholds bearing wear; thermal and the PLC still judge it")
                         if aid not in baselines:
                             result.warnings.append("read without the machine's healthy sound: audio withholds "
-                                                   "imbalance (one recording cannot show it; give one made when the "
+                                                   "imbalance and reads the shaft's 1x level as a healthy machine's "
+                                                   "(one recording cannot show it; give one made when the "
                                                    "machine was healthy with --healthy-audio)")
                         elif not baselines[aid].covers(clip_speed(msg.vector)):
                             result.warnings.append(

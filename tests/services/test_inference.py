@@ -154,6 +154,36 @@ def test_plc_reads_temperatures_a_historian_rounded_as_a_healthy_rtds(
     assert preds[0].probabilities == preds[1].probabilities
 
 
+def test_audio_reads_one_recording_s_1x_level_as_a_healthy_machine_s(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """Without the machine's learned healthy levels (``baseline.available`` 0) the 1x tone's level over the
+    clip's broadband is where the microphone stands, not evidence: the service reads it at the model's
+    healthy median (models.missing_tags.UNBASELINED_INPUTS), so a clip whose 1x sits 40 dB down is read as
+    the same clip at that median; against the machine's healthy levels it is read as measured."""
+    from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES
+
+    fill = load_served_model(InferenceSettings(), "audio").fill
+    assert fill is not None
+    one_x, available = AUDIO_VECTOR_NAMES.index("shaft.1x.level_db"), AUDIO_VECTOR_NAMES.index("baseline.available")
+    x = np.random.default_rng(5).normal(size=len(AUDIO_VECTOR_NAMES)).astype(np.float32)
+    x[AUDIO_VECTOR_NAMES.index("flag.vfd")] = 0.0
+    quiet, typical = x.copy(), x.copy()
+    quiet[[one_x, available]] = (-40.0, 0.0)
+    typical[[one_x, available]] = (fill.fixed_speed[one_x], 0.0)
+    assert -15.0 < typical[one_x] < 10.0 and np.array_equal(fill.apply(quiet), typical)
+    with_baseline = quiet.copy()
+    with_baseline[available] = 1.0
+    assert np.array_equal(fill.apply(with_baseline), with_baseline)
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "audio")
+    ids = {}
+    with running(worker):
+        for i, v in enumerate((quiet, typical)):
+            ids[write(redis_client, stream_names.features("audio", "PMP-01"), features("audio", "PMP-01", 1000 + i, value=v))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, "audio")) == 2, 30, "2 predictions")
+    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "audio")}
+    assert preds[0].probabilities == preds[1].probabilities
+
+
 def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
     from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
