@@ -54,10 +54,10 @@ historian's settings (docs/models.md, "PLC: temperatures a historian rounds";
 
 **A recording without the machine's healthy levels.** The shaft's 1x tone over a clip's broadband
 sound (``shaft.1x.level_db``) depends on where the microphone stands and what else the machine and
-the room sound with: our fleets' healthy clips lie at -14 ... +8 dB, the fleet written blind
-(``bench/bench_blind_fleet.py``) has 540 of its 753 clips far below -29 dB. It is why audio withholds
-imbalance without the machine's learned healthy levels (:mod:`models.withheld_classes`). Where they
-are not there (``baseline.available`` 0: :data:`UNBASELINED_INPUTS`) it is read at the healthy median,
+the room sound with: the audio model's healthy reference clips lie at -15 ... +10 dB, the fleet
+written blind (``bench/bench_blind_fleet.py``) has 540 of its 753 clips far below -29 dB. It is why
+audio withholds imbalance without the machine's learned healthy levels (:mod:`models.withheld_classes`).
+Where they are not there (``baseline.available`` 0: :data:`UNBASELINED_INPUTS`) it is read at the healthy median,
 no evidence either way; against its own healthy levels (``baseline.*``) it stays as measured
 (docs/models.md, "Audio: one recording's 1x level is no evidence").
 
@@ -104,8 +104,8 @@ NOISE_ONLY_INPUTS: tuple[str, ...] = ("temp.bearing_std",)
 NOISE_FLOOR_SHARE = 0.5
 #: Inputs one recording cannot judge without the machine's own healthy levels, by the input that says
 #: whether those levels are there: the shaft's 1x tone over the clip's broadband sound depends on where
-#: the microphone stands and what else the machine and the room sound with (our fleets' healthy clips
-#: at -14 ... +8 dB, the blind fleet's far below -29 dB on 540 of 753 clips), which is why audio withholds
+#: the microphone stands and what else the machine and the room sound with (the healthy reference clips
+#: at -15 ... +10 dB, the blind fleet's far below -29 dB on 540 of 753 clips), which is why audio withholds
 #: imbalance without a baseline (:mod:`models.withheld_classes`). Where that input is below 0.5 they are
 #: read at the healthy median: no evidence either way.
 UNBASELINED_INPUTS: dict[str, str] = {"shaft.1x.level_db": "baseline.available"}
