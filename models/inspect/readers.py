@@ -387,7 +387,7 @@ def speed_setpoint_rpm(path: Path, asset_id: str | None = None) -> float | None:
     r"""The median of a PLC export's speed setpoint in rpm (a column or tag :func:`.historian_tags.
     speed_setpoint_scale` reads: ``Speed Setpoint (rpm)``, ``AHU-136.Speed_Setpoint`` with unit rpm), of
     machine ``asset_id`` where the name carries a machine prefix; None where the file has none, gives it
-    in another unit or cannot be read.
+    in another unit or cannot be read (a speed hint never stops a file from being scored).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -399,10 +399,14 @@ def speed_setpoint_rpm(path: Path, asset_id: str | None = None) -> float | None:
     (1759.0, 1248.0, None)
     """
     try:
-        text = Path(path).read_bytes().decode("utf-8", "replace")
-    except OSError:
+        return _speed_setpoint_rpm(Path(path).read_bytes().decode("utf-8", "replace"), Path(path).suffix.lower(),
+                                   asset_id)
+    except (OSError, ValueError, csv.Error):
         return None
-    fmt = "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv"
+
+
+def _speed_setpoint_rpm(text: str, suffix: str, asset_id: str | None) -> float | None:
+    fmt = "jsonl" if suffix in (".jsonl", ".json", ".ndjson") else "csv"
 
     def ours(name: str) -> bool:
         prefix = name.rpartition(".")[0].strip()
@@ -417,7 +421,7 @@ def speed_setpoint_rpm(path: Path, asset_id: str | None = None) -> float | None:
     header = next(csv.reader([first], delimiter=_delimiter(first)), []) if fmt == "csv" else []
     if fmt == "csv" and long_columns(header) is None:
         delimiter = _delimiter(first)
-        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter)) or [[]]
         cols = {i: f for i, h in enumerate(rows[0]) if ours(h) and (f := scale(h.strip(), None))}
         for row in rows[1:]:
             for i, f in cols.items():

@@ -532,8 +532,9 @@ class Inspector:
                     if not speed and (setpoint := speed_setpoint_rpm(path, result.asset_id)) is not None:
                         speed, source = setpoint / 60.0, SPEED_SOURCES[4]
                         result.warnings.append(
-                            f"no speed tag: audio reads the machine around its drive's speed setpoint ({setpoint:.0f} "
-                            "rpm, +-4 %: a drive without a speed sensor turns within its slip of it)")
+                            f"no speed tag: its drive's speed setpoint ({setpoint:.0f} rpm) is the speed an audio "
+                            "recording of this machine is read around (+-4 %: a drive without a speed sensor turns "
+                            "within its slip of it)")
                     if speed and result.asset_id:
                         speed_hint[result.asset_id] = (speed, source)
                     asset_type = self.assets[result.asset_id].asset_type if result.asset_id in self.assets else None

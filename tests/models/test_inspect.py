@@ -939,10 +939,10 @@ def test_a_drive_s_speed_setpoint_is_where_audio_reads_a_machine_without_a_speed
         audio = next(r for r in results if r.modality == "audio")
         plc_rec = next(r for r in results if r.modality == "plc")
         assert audio.speed_source == expected, (unit, audio.speed_source)
-        notes = [w for w in plc_rec.warnings if w.startswith("no speed tag: audio reads the machine around")]
+        notes = [w for w in plc_rec.warnings if w.startswith("no speed tag: its drive's speed setpoint")]
         if unit == "rpm":
             assert abs(audio.shaft_hz - slower) <= 0.04 * slower + 0.02, (audio.shaft_hz, slower)
-            assert notes and f"({setpoint:.0f} rpm" in notes[0], plc_rec.warnings
+            assert notes and f"({setpoint:.0f} rpm)" in notes[0], plc_rec.warnings
         else:
             assert not notes and abs(audio.shaft_hz - measured) < 0.02 * measured
 
