@@ -30,7 +30,9 @@ import json
 import platform
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,30 +105,65 @@ def _score(pred: np.ndarray, raw: np.ndarray, y: np.ndarray, severity: np.ndarra
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/plc_missing_tags.json")
+def fleet_arguments(doc: str, out: str) -> argparse.Namespace:
+    """The options of a bench over our PLC fleets (this one's and ``bench_plc_rounded_temps.py``'s)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / out)
     ap.add_argument("--per-class", type=int, default=600)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--registry", type=Path, default=None)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+@dataclass(frozen=True)
+class ServedPlc:
+    """The registered PLC model as ``inspect`` serves it: its INT8 session, classes, the fusion's
+    visible classes and impossible ones, and its healthy fill."""
+
+    model: Any
+    session: Any
+    classes: list[str]
+    visible: list[str]
+    fusion: Any
+    fill: Any
+
+
+def served_plc(registry_dir: Path | None) -> ServedPlc:
     import onnxruntime as ort
 
-    from models.data.domain_data import _chunks, domain_world
     from models.fusion import FusionWeights
-    from models.inspect.scoring import OUT_OF_RANGE_WARN
     from models.missing_tags import HealthyFill
     from models.registry import ModelRegistry, default_registry
 
-    t0 = time.time()
-    registry = ModelRegistry(args.registry) if args.registry else default_registry()
+    registry = ModelRegistry(registry_dir) if registry_dir else default_registry()
     fusion = FusionWeights.load(registry.root / "fusion.json")
     model = registry.latest("plc")
     classes = list(model.card.classes)
-    visible = list(fusion.visible.get("plc", classes))
-    session = ort.InferenceSession(str(model.path()), providers=["CPUExecutionProvider"])
     fill = HealthyFill.of_model(model)
     assert fill is not None, "the PLC model has no reference sample to fill from"
+    return ServedPlc(model, ort.InferenceSession(str(model.path()), providers=["CPUExecutionProvider"]), classes,
+                     list(fusion.visible.get("plc", classes)), fusion, fill)
+
+
+def rendered(chunk: Callable[[tuple], tuple], domain: str, n_assets: int, seed: int, per_class: int,
+             workers: int) -> tuple[list, list[tuple]]:
+    """The specs of fleet ``(domain, n_assets, seed)`` and ``chunk``'s output over them, 200 windows a task."""
+    from models.data.domain_data import _chunks, domain_world
+
+    _, _, specs = domain_world(domain, n_assets, seed, per_class)
+    tasks = [(domain, n_assets, seed, per_class, c) for c in _chunks(specs, 200)]
+    with ProcessPoolExecutor(workers) as pool:
+        return specs, list(pool.map(chunk, tasks))
+
+
+def main() -> None:
+    args = fleet_arguments(__doc__, "bench/results/plc_missing_tags.json")
+    from models.inspect.scoring import OUT_OF_RANGE_WARN
+
+    t0 = time.time()
+    served = served_plc(args.registry)
+    model, session, classes, visible, fusion, fill = (served.model, served.session, served.classes, served.visible,
+                                                      served.fusion, served.fill)
     ref = np.load(model.path("reference"), allow_pickle=False)
     lo, hi = ref["features"].min(axis=0), ref["features"].max(axis=0)
     margin = 0.25 * np.maximum(hi - lo, 1e-6)
@@ -139,10 +176,7 @@ def main() -> None:
                               "machine": {"platform": platform.platform(), "cpus": 2},
                               "model": f"plc {model.version} ({model.card.serving_role})", "fleets": {}}
     for domain, n_assets, seed in FLEETS:
-        _, _, specs = domain_world(domain, n_assets, seed, args.per_class)
-        tasks = [(domain, n_assets, seed, args.per_class, c) for c in _chunks(specs, 200)]
-        with ProcessPoolExecutor(args.workers) as pool:
-            parts = list(pool.map(_chunk, tasks))
+        specs, parts = rendered(_chunk, domain, n_assets, seed, args.per_class, args.workers)
         n = len(specs)
         full = np.zeros((n, parts[0][1].shape[1]), np.float32)
         lacking = np.zeros_like(full)

@@ -27,12 +27,10 @@ visible class, and the share of windows whose temperature noise reads as rounded
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -95,29 +93,13 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], dict[
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/plc_rounded_temps.json")
-    ap.add_argument("--per-class", type=int, default=600)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--registry", type=Path, default=None)
-    args = ap.parse_args()
-    import onnxruntime as ort
-    from bench_plc_missing_tags import _score, _served  # the PLC as inspect serves it, that bench's scoring
+    from bench_plc_missing_tags import _score, _served, fleet_arguments, rendered, served_plc  # that bench's PLC, scoring
 
-    from models.data.domain_data import _chunks, domain_world
-    from models.fusion import FusionWeights
-    from models.missing_tags import HealthyFill
-    from models.registry import ModelRegistry, default_registry
-
+    args = fleet_arguments(__doc__, "bench/results/plc_rounded_temps.json")
     t0 = time.time()
-    registry = ModelRegistry(args.registry) if args.registry else default_registry()
-    fusion = FusionWeights.load(registry.root / "fusion.json")
-    model = registry.latest("plc")
-    classes = list(model.card.classes)
-    visible = list(fusion.visible.get("plc", classes))
-    session = ort.InferenceSession(str(model.path()), providers=["CPUExecutionProvider"])
-    fill = HealthyFill.of_model(model)
-    assert fill is not None, "the PLC model has no reference sample to fill from"
+    served = served_plc(args.registry)
+    model, session, classes, visible, fusion, fill = (served.model, served.session, served.classes, served.visible,
+                                                      served.fusion, served.fill)
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", "bench/bench_plc_rounded_temps.py", *sys.argv[1:]]),
                               "machine": {"platform": platform.platform(), "cpus": 2},
                               "model": f"plc {model.version} ({model.card.serving_role})",
@@ -125,10 +107,7 @@ def main() -> None:
                                               if v > 0},
                               "fleets": {}}
     for domain, n_assets, seed in FLEETS:
-        _, _, specs = domain_world(domain, n_assets, seed, args.per_class)
-        tasks = [(domain, n_assets, seed, args.per_class, c) for c in _chunks(specs, 200)]
-        with ProcessPoolExecutor(args.workers) as pool:
-            parts = list(pool.map(_chunk, tasks))
+        specs, parts = rendered(_chunk, domain, n_assets, seed, args.per_class, args.workers)
         n = len(specs)
         y = np.array([classes.index(s.fault) for s in specs])
         severity = np.array([s.severity for s in specs], np.float32)

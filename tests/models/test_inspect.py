@@ -542,6 +542,11 @@ def test_historian_exports_as_aveva_and_ignition_write_them_read_like_the_contra
 
 
 #: A historian's deadband per tag: a value is stored only when it moved this far from the last stored one.
+def _aveva_line(ts: str, name: str) -> str:
+    """An AVEVA-style long export's line of contract tag ``name`` at ``ts``, its value left as ``{:.6f}``."""
+    return f"{ts.replace('T', ' ').rstrip('Z')},{PLC_ABBREVIATIONS[name]},{{:.6f}},Good"
+
+
 DEADBAND = {"motor_current_a": 0.5, "speed_rpm": 5.0, "bearing_temp_c": 0.5, "winding_temp_c": 0.5,
             "vibration_rms_mm_s": 0.1, "pressure_bar": 0.02, "run_state": 0.5}
 
@@ -563,7 +568,7 @@ def test_a_historian_export_that_stores_values_on_change_reads_as_the_historian_
     stored: dict[str, float] = {}
     sparse, full = ["DateTime,TagName,Value,Quality"], ["DateTime,TagName,Value,Quality"]
     for ts, _, name, v in rows:
-        line = f"{ts.replace('T', ' ').rstrip('Z')},{PLC_ABBREVIATIONS[name]},{{:.6f}},Good"
+        line = _aveva_line(ts, name)
         if name not in stored or abs(v - stored[name]) > DEADBAND[name]:
             stored[name] = v
             sparse.append(line.format(v))
@@ -600,7 +605,7 @@ def test_temperatures_a_historian_stores_on_a_deadband_read_like_the_measured_on
     stored: dict[str, float] = {}
     measured, held = ["DateTime,TagName,Value,Quality"], ["DateTime,TagName,Value,Quality"]
     for ts, _, name, v in rows:
-        line = f"{ts.replace('T', ' ').rstrip('Z')},{PLC_ABBREVIATIONS[name]},{{:.6f}},Good"
+        line = _aveva_line(ts, name)
         measured.append(line.format(v))
         if name in ("bearing_temp_c", "winding_temp_c"):
             if name not in stored or abs(v - stored[name]) >= 1.0:

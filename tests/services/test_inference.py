@@ -94,6 +94,21 @@ def test_plc_withholds_every_fault_on_a_window_in_which_the_machine_stood_still(
     assert preds[1].withheld == preds[2].withheld == []
 
 
+def _served_in_order(redis_client: redis.Redis, stream_names: StreamNames, modality: str,
+                     vectors: tuple[np.ndarray, ...]) -> list:
+    """The service's predictions of one machine's feature vectors, in the order given."""
+    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), modality)
+    ids = {}
+    with running(worker):
+        for i, v in enumerate(vectors):
+            ids[write(redis_client, stream_names.features(modality, "PMP-01"),
+                      features(modality, "PMP-01", 1000 + i, value=v))] = i
+        wait_for(lambda: len(_predictions(redis_client, stream_names, modality)) == len(vectors), 30,
+                 f"{len(vectors)} predictions")
+    by_index = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, modality)}
+    return [by_index[i] for i in range(len(vectors))]
+
+
 def test_plc_reads_a_tag_the_historian_lacks_as_a_healthy_machines(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
     """A machine without a pressure transmitter (``missing.pressure`` 1, its inputs 0: nothing the model
@@ -112,13 +127,7 @@ def test_plc_reads_a_tag_the_historian_lacks_as_a_healthy_machines(
     lacking[PLC_VECTOR_NAMES.index("missing.pressure")] = 1.0
     filled = fill.apply(lacking)
     assert not np.array_equal(filled, lacking) and filled[PLC_VECTOR_NAMES.index("missing.pressure")] == 0.0
-    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "plc")
-    ids = {}
-    with running(worker):
-        for i, v in enumerate((lacking, filled)):
-            ids[write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", 1000 + i, value=v))] = i
-        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == 2, 30, "2 predictions")
-    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "plc")}
+    preds = _served_in_order(redis_client, stream_names, "plc", (lacking, filled))
     assert preds[0].probabilities == preds[1].probabilities
     assert preds[0].withheld == ["cavitation"] and preds[1].withheld == []
 
@@ -144,13 +153,7 @@ def test_plc_reads_temperatures_a_historian_rounded_as_a_healthy_rtds(
     noisy = x.copy()
     noisy[[bearing, winding]] = 2.0  # a noisy bearing RTD; a winding heating within the window
     assert fill.apply(noisy)[bearing] == filled[bearing] and fill.apply(noisy)[winding] == 2.0
-    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "plc")
-    ids = {}
-    with running(worker):
-        for i, v in enumerate((rounded, filled)):
-            ids[write(redis_client, stream_names.features("plc", "PMP-01"), features("plc", "PMP-01", 1000 + i, value=v))] = i
-        wait_for(lambda: len(_predictions(redis_client, stream_names, "plc")) == 2, 30, "2 predictions")
-    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "plc")}
+    preds = _served_in_order(redis_client, stream_names, "plc", (rounded, filled))
     assert preds[0].probabilities == preds[1].probabilities
 
 
@@ -174,13 +177,7 @@ def test_audio_reads_one_recording_s_1x_level_as_a_healthy_machine_s(
     with_baseline = quiet.copy()
     with_baseline[available] = 1.0
     assert np.array_equal(fill.apply(with_baseline), with_baseline)
-    worker = inference_worker(redis_client, stream_names, InferenceSettings(lease_ttl_ms=2000), "audio")
-    ids = {}
-    with running(worker):
-        for i, v in enumerate((quiet, typical)):
-            ids[write(redis_client, stream_names.features("audio", "PMP-01"), features("audio", "PMP-01", 1000 + i, value=v))] = i
-        wait_for(lambda: len(_predictions(redis_client, stream_names, "audio")) == 2, 30, "2 predictions")
-    preds = {ids[eid]: p for eid, p in _predictions(redis_client, stream_names, "audio")}
+    preds = _served_in_order(redis_client, stream_names, "audio", (quiet, typical))
     assert preds[0].probabilities == preds[1].probabilities
 
 
