@@ -70,39 +70,10 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], np.nd
     return indices, np.stack(full), np.stack(lacking), n_absent
 
 
-def _served(session: Any, raw_x: np.ndarray, model_x: np.ndarray, asset_types: np.ndarray, classes: list[str],
-            fusion: Any) -> np.ndarray:
-    """Class index of each window as ``inspect`` serves the PLC (``model_x`` what the model reads,
-    ``raw_x`` the vectors as written): impossible and withheld classes dropped, only the visible ones named."""
-    from models.runtime.probabilities import softmax
-    from models.specs import INPUT_NAME, OUTPUT_NAME
-    from models.withheld_classes import withheld_classes
-
-    probs = softmax(session.run([OUTPUT_NAME], {INPUT_NAME: model_x.astype(np.float32)})[0])
-    out = np.zeros(len(model_x), np.int64)
-    for k, (p, t) in enumerate(zip(probs, asset_types, strict=True)):
-        keep = dict(zip(classes, p.tolist(), strict=True))
-        for c in fusion.impossible_for(str(t)) | set(withheld_classes("plc", raw_x[k])):
-            keep[c] = 0.0
-        keep = fusion.restrict("plc", keep, classes)
-        out[k] = int(np.argmax([keep[c] for c in classes]))
-    return out
-
-
-def _score(pred: np.ndarray, raw: np.ndarray, y: np.ndarray, severity: np.ndarray, classes: list[str],
-           far: np.ndarray, visible: list[str]) -> dict[str, Any]:
-    from models.withheld_classes import withheld_classes
-
-    healthy = y == 0
-    out: dict[str, Any] = {"healthy": int(healthy.sum()), "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4),
-                           "far_outside_training": round(float(np.mean(far)), 3), "recall_past_moderate": {}}
-    for c, name in enumerate(classes):
-        if c == 0 or name not in visible:
-            continue
-        rows = [k for k in np.flatnonzero((y == c) & (severity >= MODERATE)) if name not in withheld_classes("plc", raw[k])]
-        if rows:
-            out["recall_past_moderate"][name] = {"n": len(rows), "recall": round(float(np.mean(pred[rows] == c)), 3)}
-    return out
+def score_line(r: dict[str, Any]) -> str:
+    """One :meth:`ServedPlc.score` result as a line: healthy FPR and each class's recall past moderate."""
+    recalls = ", ".join(f"{c} {v['recall']:.3f} ({v['n']})" for c, v in r["recall_past_moderate"].items())
+    return f"FPR {100 * r['healthy_fpr']:.2f} % ({r['healthy']}); {recalls}"
 
 
 def fleet_arguments(doc: str, out: str) -> argparse.Namespace:
@@ -126,6 +97,45 @@ class ServedPlc:
     visible: list[str]
     fusion: Any
     fill: Any
+
+    def predict(self, raw_x: np.ndarray, model_x: np.ndarray, asset_types: np.ndarray) -> np.ndarray:
+        """Class index of each window as ``inspect`` serves the PLC (``model_x`` what the model reads,
+        ``raw_x`` the vectors as written): impossible and withheld classes dropped, only the visible ones
+        named."""
+        from models.runtime.probabilities import softmax
+        from models.specs import INPUT_NAME, OUTPUT_NAME
+        from models.withheld_classes import withheld_classes
+
+        probs = softmax(self.session.run([OUTPUT_NAME], {INPUT_NAME: model_x.astype(np.float32)})[0])
+        out = np.zeros(len(model_x), np.int64)
+        for k, (p, t) in enumerate(zip(probs, asset_types, strict=True)):
+            keep = dict(zip(self.classes, p.tolist(), strict=True))
+            for c in self.fusion.impossible_for(str(t)) | set(withheld_classes("plc", raw_x[k])):
+                keep[c] = 0.0
+            keep = self.fusion.restrict("plc", keep, self.classes)
+            out[k] = int(np.argmax([keep[c] for c in self.classes]))
+        return out
+
+    def score(self, pred: np.ndarray, raw: np.ndarray, y: np.ndarray, severity: np.ndarray,
+              far: np.ndarray | None = None) -> dict[str, Any]:
+        """Healthy FPR and recall past moderate of each visible class over the windows that can show it
+        (``far``: which windows the guard calls extrapolating, reported as a share)."""
+        from models.withheld_classes import withheld_classes
+
+        healthy = y == 0
+        out: dict[str, Any] = {"healthy": int(healthy.sum()),
+                               "healthy_fpr": round(float(np.mean(pred[healthy] != 0)), 4)}
+        if far is not None:
+            out["far_outside_training"] = round(float(np.mean(far)), 3)
+        out["recall_past_moderate"] = {}
+        for c, name in enumerate(self.classes):
+            if c == 0 or name not in self.visible:
+                continue
+            rows = [k for k in np.flatnonzero((y == c) & (severity >= MODERATE))
+                    if name not in withheld_classes("plc", raw[k])]
+            if rows:
+                out["recall_past_moderate"][name] = {"n": len(rows), "recall": round(float(np.mean(pred[rows] == c)), 3)}
+        return out
 
 
 def served_plc(registry_dir: Path | None) -> ServedPlc:
@@ -162,8 +172,7 @@ def main() -> None:
 
     t0 = time.time()
     served = served_plc(args.registry)
-    model, session, classes, visible, fusion, fill = (served.model, served.session, served.classes, served.visible,
-                                                      served.fusion, served.fill)
+    model, classes, fill = served.model, served.classes, served.fill
     ref = np.load(model.path("reference"), allow_pickle=False)
     lo, hi = ref["features"].min(axis=0), ref["features"].max(axis=0)
     margin = 0.25 * np.maximum(hi - lo, 1e-6)
@@ -192,8 +201,8 @@ def main() -> None:
                 "tags missing, filled": (lacking, filled, some)}
         fleet: dict[str, Any] = {"windows": n, "machines": n_assets, "windows_with_a_tag_missing": int(some.sum())}
         for name, (raw_x, model_x, rows) in runs.items():
-            pred = _served(session, raw_x[rows], model_x[rows], types[rows], classes, fusion)
-            fleet[name] = _score(pred, raw_x[rows], y[rows], severity[rows], classes, far(model_x[rows]), visible)
+            pred = served.predict(raw_x[rows], model_x[rows], types[rows])
+            fleet[name] = served.score(pred, raw_x[rows], y[rows], severity[rows], far(model_x[rows]))
         result["fleets"][f"{domain} (seed {seed})"] = fleet
     result["seconds"] = round(time.time() - t0, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -202,9 +211,7 @@ def main() -> None:
         print(f"{fleet_name}: {fleet['windows']} windows, {fleet['windows_with_a_tag_missing']} with a tag missing")
         for name in ("all tags", "tags missing, raw", "tags missing, filled"):
             r = fleet[name]
-            recalls = ", ".join(f"{c} {v['recall']:.3f} ({v['n']})" for c, v in r["recall_past_moderate"].items())
-            print(f"  {name:22s} FPR {100 * r['healthy_fpr']:.2f} % ({r['healthy']}); far outside "
-                  f"{100 * r['far_outside_training']:.1f} %; {recalls}")
+            print(f"  {name:22s} {score_line(r)}; far outside {100 * r['far_outside_training']:.1f} %")
     print(f"{result['seconds']:.0f} s; {args.out}")
 
 

@@ -93,13 +93,12 @@ def _chunk(args: tuple[str, int, int, int, list[int]]) -> tuple[list[int], dict[
 
 
 def main() -> None:
-    from bench_plc_missing_tags import _score, _served, fleet_arguments, rendered, served_plc  # that bench's PLC, scoring
+    from bench_plc_missing_tags import fleet_arguments, rendered, score_line, served_plc  # that bench's PLC as served
 
     args = fleet_arguments(__doc__, "bench/results/plc_rounded_temps.json")
     t0 = time.time()
     served = served_plc(args.registry)
-    model, session, classes, visible, fusion, fill = (served.model, served.session, served.classes, served.visible,
-                                                      served.fusion, served.fill)
+    model, classes, fill = served.model, served.classes, served.fill
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", "bench/bench_plc_rounded_temps.py", *sys.argv[1:]]),
                               "machine": {"platform": platform.platform(), "cpus": 2},
                               "model": f"plc {model.version} ({model.card.serving_role})",
@@ -121,10 +120,7 @@ def main() -> None:
             fleet[name] = {"rounded_away": round(rounded, 3)}
             for mode in ("raw", "filled"):
                 model_x = x if mode == "raw" else np.stack([fill.apply(v) for v in x])
-                pred = _served(session, x, model_x, types, classes, fusion)
-                score = _score(pred, x, y, severity, classes, np.zeros(n, bool), visible)
-                score.pop("far_outside_training")
-                fleet[name][mode] = score
+                fleet[name][mode] = served.score(served.predict(x, model_x, types), x, y, severity)
         result["fleets"][f"{domain} (seed {seed})"] = fleet
     result["seconds"] = round(time.time() - t0, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -133,9 +129,7 @@ def main() -> None:
         print(f"{fleet_name}: {fleet['windows']} windows")
         for name in STORAGES:
             for mode in ("raw", "filled"):
-                r = fleet[name][mode]
-                recalls = ", ".join(f"{c} {v['recall']:.3f}" for c, v in r["recall_past_moderate"].items())
-                print(f"  {name:26s} {mode:7s} FPR {100 * r['healthy_fpr']:.2f} % ({r['healthy']}); {recalls}; "
+                print(f"  {name:26s} {mode:7s} {score_line(fleet[name][mode])}; "
                       f"noise rounded away in {100 * fleet[name]['rounded_away']:.0f} %")
     print(f"{result['seconds']:.0f} s; {args.out}")
 
