@@ -128,13 +128,13 @@ class HealthyFill:
     #: runs on every PLC message the inference service scores.
     _tags: tuple[tuple[int, np.ndarray], ...] = field(init=False, repr=False, compare=False)
     _drive_flag: int | None = field(init=False, repr=False, compare=False)
-    #: indices of the noise inputs with a floor above 0, and of their tags' ``missing.*`` flags (-1: none)
-    _noise: np.ndarray = field(init=False, repr=False, compare=False)
-    _noise_flags: np.ndarray = field(init=False, repr=False, compare=False)
+    #: ``(index, index of its tag's missing.* flag or -1, floor)`` of each noise input with a floor above 0;
+    #: plain ints and floats, as ``apply`` runs per message and numpy's overhead on two values is larger
+    _noise: tuple[tuple[int, int, float], ...] = field(init=False, repr=False, compare=False)
     #: indices of :data:`NOISE_ONLY_INPUTS`
-    _noise_only: np.ndarray = field(init=False, repr=False, compare=False)
+    _noise_only: tuple[int, ...] = field(init=False, repr=False, compare=False)
     #: ``(index of the input that says the baseline is there, indices read without it)``: :data:`UNBASELINED_INPUTS`
-    _unbaselined: tuple[tuple[int, np.ndarray], ...] = field(init=False, repr=False, compare=False)
+    _unbaselined: tuple[tuple[int, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index = {n: i for i, n in enumerate(self.names)}
@@ -144,16 +144,14 @@ class HealthyFill:
         object.__setattr__(self, "_drive_flag", index.get(DRIVE_FLAG))
         floor = self.noise_floor if self.noise_floor.shape == (len(self.names),) else np.zeros(len(self.names), np.float32)
         object.__setattr__(self, "noise_floor", floor)
-        noise = np.flatnonzero(floor > 0)
-        object.__setattr__(self, "_noise", noise)
-        object.__setattr__(self, "_noise_flags", np.array([index.get(NOISE_INPUTS.get(self.names[i], ""), -1)
-                                                           for i in noise], np.int64))
-        object.__setattr__(self, "_noise_only", np.array([index[n] for n in NOISE_ONLY_INPUTS if n in index], np.int64))
+        object.__setattr__(self, "_noise", tuple(
+            (int(i), index.get(NOISE_INPUTS.get(self.names[i], ""), -1), float(floor[i])) for i in np.flatnonzero(floor > 0)))
+        object.__setattr__(self, "_noise_only", tuple(index[n] for n in NOISE_ONLY_INPUTS if n in index))
         flags: dict[str, list[int]] = {}
         for name, flag in UNBASELINED_INPUTS.items():
             if name in index and flag in index:
                 flags.setdefault(flag, []).append(index[name])
-        object.__setattr__(self, "_unbaselined", tuple((index[f], np.array(i, np.int64)) for f, i in flags.items()))
+        object.__setattr__(self, "_unbaselined", tuple((index[f], tuple(i)) for f, i in flags.items()))
 
     @classmethod
     def from_reference(cls, features: np.ndarray, labels: np.ndarray, names: Sequence[str],
@@ -202,11 +200,10 @@ class HealthyFill:
             return None
         return cls.from_reference(features, labels, [str(n) for n in names], classes.index("normal"))
 
-    def _rounded(self, x: np.ndarray) -> np.ndarray:
+    def _rounded(self, x: np.ndarray) -> list[int]:
         """Indices of the noise inputs of ``x`` below their floor, their tag present (a missing tag's inputs
         are filled as such)."""
-        present = (self._noise_flags < 0) | (x[np.maximum(self._noise_flags, 0)] < 0.5)
-        return self._noise[(x[self._noise] < self.noise_floor[self._noise]) & present]
+        return [i for i, flag, floor in self._noise if x[i] < floor and (flag < 0 or x[flag] < 0.5)]
 
     def steadied(self, x: np.ndarray) -> tuple[str, ...]:
         """The noise inputs of vector ``x`` that read as rounded away (below :attr:`noise_floor`)."""
@@ -221,9 +218,11 @@ class HealthyFill:
         if x.shape != (len(self.names),):
             return x
         missing = [(flag, inputs) for flag, inputs in self._tags if x[flag] >= 0.5]
-        noise = np.concatenate([self._noise_only, self._rounded(x),
-                                *(inputs for flag, inputs in self._unbaselined if x[flag] < 0.5)])
-        if not missing and not len(noise):
+        noise = [*self._noise_only, *self._rounded(x)]
+        for flag, unjudged in self._unbaselined:
+            if x[flag] < 0.5:
+                noise += unjudged
+        if not missing and not noise:
             return x
         on_drive = self._drive_flag is not None and x[self._drive_flag] >= 0.5
         fill = self.drive if on_drive else self.fixed_speed
