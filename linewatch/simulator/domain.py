@@ -146,6 +146,13 @@ class DomainSpec:
     #: (0.55, 1.1) and not shipped: a healthy NDE that warm hides a cooling failure's warm NDE end
     #: (docs/models.md, "Thermal: a healthy NDE bearing as warm as the DE").
     nde_friction_share: tuple[float, float] | None = None
+    #: Off (None) in the shipped domains: the share of its rated cooling a self-ventilated motor (its fan on
+    #: its own shaft, IC411) keeps with the fan stopped, drawn per machine. On a drive at speed fraction k
+    #: its winding rises ``1 / (a + (1 - a) k^0.8)`` times as far for the same losses (the fan slows with the
+    #: shaft; :func:`.physics.fan_cooling_share`), and the motor body in the frame with it. Real motors do;
+    #: the shipped models learnt motors that cool the same at every speed (docs/models.md, "PLC: a drive's
+    #: motor cools less at low speed").
+    fan_still_share: tuple[float, float] | None = None
     #: Off (None) in the shipped domains: how noisy each machine's PLC transmitters read, a
     #: log-uniform factor per machine and tag on the profile's noise (current, speed, bearing and
     #: winding temperature, pressure): from a damped transmitter read through a filter to a noisy
@@ -282,6 +289,8 @@ def _thermal_style(i: int, seed: int, spec: DomainSpec) -> dict[str, float]:
         style["thermal_day_rise"], style["thermal_day_offset_k"] = spec.thermal_day_spread
     if spec.nde_friction_share is not None:  # the stream's last draw: the keys above are unchanged
         style["thermal_nde_friction_share"] = float(rng.uniform(*spec.nde_friction_share))
+    if spec.fan_still_share is not None:  # after it: every key above is unchanged
+        style["motor_fan_still_share"] = float(rng.uniform(*spec.fan_still_share))
     return style
 
 

@@ -74,6 +74,25 @@ NDE_FRICTION_SHARE = 0.8
 #: 0.9), unless the asset's ``extra`` has its own ``cavitation_burst_floor``
 #: (:attr:`~.domain.DomainSpec.cavitation_burst_floor`).
 CAVITATION_BURST_FLOOR = 0.2
+#: How a self-ventilated motor's forced-convection cooling grows with its fan's speed (turbulent heat
+#: transfer goes with the 0.8 power of the air speed, Dittus-Boelter), and the least speed fraction it is read at.
+FAN_COOLING_EXPONENT = 0.8
+FAN_COOLING_MIN_SPEED = 0.1
+
+
+def fan_cooling_share(drive_fraction: float, still_share: float | None) -> float:
+    """The share of its rated cooling a motor has at ``drive_fraction`` of its rated speed: ``a + (1 - a)
+    k^0.8`` for a self-ventilated motor that keeps ``a`` (``still_share``) with its fan stopped, below rated
+    speed; 1 where ``still_share`` is None (the shipped domains and the plant: cooling that does not change
+    with speed) or at or above rated speed.
+
+    >>> [round(fan_cooling_share(k, 1 / 3), 3) for k in (1.0, 0.5, 0.3)], fan_cooling_share(0.5, None)
+    ([1.0, 0.716, 0.588], 1.0)
+    """
+    if still_share is None or drive_fraction >= 1.0:
+        return 1.0
+    k = max(float(drive_fraction), FAN_COOLING_MIN_SPEED)
+    return float(still_share) + (1.0 - float(still_share)) * k**FAN_COOLING_EXPONENT
 
 
 @dataclass(frozen=True)
@@ -301,7 +320,7 @@ class AssetPhysics:
         bearing_ss = amb + fric + BEARING_WEAR_DE_K * e_bw**2 + 7.0 * e_imb + COOLING_DE_K * e_cool + 4.0 * e_cav
         nde_share = a.extra.get("thermal_nde_friction_share", NDE_FRICTION_SHARE)
         nde_ss = amb + nde_share * fric + COOLING_NDE_K * e_cool + 5.0 * e_imb + BEARING_WEAR_NDE_K * e_bw**2
-        cool = 1.0 + 1.6 * e_cool
+        cool = (1.0 + 1.6 * e_cool) / fan_cooling_share(self.drive_fraction, a.extra.get("motor_fan_still_share"))
         winding_ss = amb + a.winding_rise_k * (0.2 * run + 0.8 * np.minimum(i_ratio, 2.0) ** 2) * cool + 6.0 * e_el
         hotspot_ss = 70.0 * e_el * np.minimum(i_ratio, 2.0) ** 2
         kind = behaves_like(a.asset_type)

@@ -29,6 +29,10 @@ def add_domain_arguments(parser: argparse.ArgumentParser) -> None:
                              "DomainSpec.sensor_noise, off in the shipped domains)")
     parser.add_argument("--vibration-noise", type=float, nargs=2, default=None, metavar=("LO", "HI"),
                         help="the vibration transmitter's noise factor range (the domains': 0.3 1.6)")
+    parser.add_argument("--fan-still-share", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="motors cooled by their own shaft fan: the share of rated cooling each keeps with the fan "
+                             "stopped, drawn per machine; a drive's motor then runs warmer at low speed "
+                             "(DomainSpec.fan_still_share, off in the shipped domains)")
     parser.add_argument("--cavitation-burst-floor", type=float, default=None,
                         help="the least burstiness of a cavitating pump's vibration (the domains': 0.2)")
 
@@ -38,7 +42,7 @@ def domain_changes(args: argparse.Namespace) -> dict[str, object]:
     :func:`add_domain_arguments` set."""
     changes: dict[str, object] = {}
     for option, field in (("winding_rise", "winding_rise_k"), ("sensor_noise", "sensor_noise"),
-                          ("vibration_noise", "vibration_noise")):
+                          ("vibration_noise", "vibration_noise"), ("fan_still_share", "fan_still_share")):
         value = getattr(args, option, None)
         if value is not None:
             changes[field] = (float(value[0]), float(value[1]))

@@ -439,6 +439,11 @@ class AssetProfile:
     #: The machine knocks in step with the shaft when healthy (``reciprocating`` in assets.json,
     #: else :func:`reciprocating_type`).
     reciprocating: bool = False
+    #: The motor is cooled by a fan on its own shaft (IEC 60034-6 IC411, "TEFC"), as most motors are: on a
+    #: drive its cooling falls with its speed (:func:`pipeline.features.plc_physics.ventilation_share`).
+    #: False where ``cooling`` in assets.json names forced or liquid cooling (:func:`self_ventilated`), or
+    #: the type is a motor spindle (liquid-cooled).
+    self_ventilated: bool = True
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], top: Mapping[str, Any] | None = None) -> AssetProfile:
@@ -502,6 +507,8 @@ class AssetProfile:
             region_fit=str(fit).lower() not in ("false", "off", "no", "0", "none"),
             reciprocating=_flag(entry.get("reciprocating"), reciprocating_type(str(entry.get("asset_type")
                                                                                    or entry.get("type") or ""))),
+            self_ventilated=self_ventilated(entry.get("cooling") or entry.get("cooling_method")
+                                            or entry.get("ic_code"), str(entry.get("asset_type") or entry.get("type") or "")),
         )
 
     def with_learned_pressure(self, bar: float | None) -> AssetProfile:
@@ -614,6 +621,30 @@ def reciprocating_type(asset_type: str) -> bool:
     """
     text = " ".join(asset_type.lower().replace("-", " ").replace("_", " ").split())
     return any(word in text for word in RECIPROCATING_WORDS)
+
+
+#: Words of an assets.json ``cooling`` value that name a motor not cooled by its own shaft fan: a separately
+#: driven blower (IEC 60034-6 IC416, "TEBC", "force ventilated") or a liquid jacket (IC7x / IC8x / "water").
+NOT_SELF_VENTILATED_WORDS: tuple[str, ...] = (
+    "ic416", "ic 416", "ic41 6", "tebc", "blower", "forced", "force ventilated", "separately", "external fan",
+    "liquid", "water", "coolant", "jacket", "ic7", "ic 7", "ic8", "ic 8", "icw", "tewac", "teaac",
+)
+
+
+def self_ventilated(cooling: object, asset_type: str = "") -> bool:
+    """Whether a motor is cooled by a fan on its own shaft (IC411 / TEFC, the common case): False where its
+    ``cooling`` names a blower or a liquid (:data:`NOT_SELF_VENTILATED_WORDS`), or, without a ``cooling``,
+    where the type is a motor spindle (they are water-cooled).
+
+    >>> [self_ventilated(c) for c in (None, "IC411", "TEFC", "IC416 (blower)", "water jacket", "TEBC")]
+    [True, True, True, False, False, False]
+    >>> self_ventilated(None, "Motor spindle (HSK-A63)"), self_ventilated("IC411", "CNC spindle")
+    (False, True)
+    """
+    text = " ".join(str(cooling).lower().replace("-", " ").replace("_", " ").split()) if cooling else ""
+    if text:
+        return not any(word in text for word in NOT_SELF_VENTILATED_WORDS)
+    return "spindle" not in asset_type.lower()
 
 
 def _flag(value: object, default: bool) -> bool:

@@ -142,6 +142,44 @@ def vibration_scale(normal_mm_s: float | None) -> float:
     return 1.0
 
 
+STILL_AIR_COOLING_SHARE = 1.0 / 3.0
+"""The share of its rated-speed cooling a self-ventilated motor keeps with its fan stopped (natural convection
+and radiation only). Motor thermal-protection relays model the same: their cooling time constant with the
+motor stopped is set about three times the running one (IEC 60255-149's thermal model; e.g. "Tau stopped =
+3 x Tau running" as relay manuals default it). Not fitted to any fleet of this project."""
+FAN_COOLING_EXPONENT = 0.8
+"""How the forced-convection share grows with the fan's air speed (which follows the shaft speed): a
+turbulent heat-transfer coefficient goes with the 0.8 power of the flow velocity (Dittus-Boelter)."""
+MIN_VENTILATION_SPEED = 0.1
+"""Below this speed ratio the share is taken at it (a window of a drive creeping or ramping)."""
+
+
+def ventilation_share(speed_ratio: float, profile: object = None) -> float:
+    """The share of its rated cooling a motor has at ``speed_ratio`` (speed over nominal): for a
+    self-ventilated motor on a drive (:attr:`~pipeline.features.asset_profile.AssetProfile.self_ventilated`,
+    ``vfd``) below nominal speed ``a + (1 - a) n^0.8`` (:data:`STILL_AIR_COOLING_SHARE`,
+    :data:`FAN_COOLING_EXPONENT`); 1 otherwise (on the mains, forced or liquid cooling, no speed known, at or
+    above nominal speed).
+
+    Its fan turns with the shaft, so at half speed a healthy TEFC motor's winding rises about 1.4x as far
+    over its surroundings for the same losses (why drive makers derate such motors at low speed). The PLC
+    model learnt the winding on machines whose cooling does not change with speed, so it reads a drive's
+    winding-over-bearing difference times this share: as the same losses would heat it at nominal speed.
+
+    >>> from pipeline.features.asset_profile import AssetProfile
+    >>> drive = AssetProfile(vfd=True)
+    >>> [round(ventilation_share(n, drive), 3) for n in (1.0, 0.75, 0.5, 0.3, 0.05)]
+    [1.0, 0.863, 0.716, 0.588, 0.439]
+    >>> ventilation_share(0.5, AssetProfile()), ventilation_share(0.5, AssetProfile(vfd=True, self_ventilated=False))
+    (1.0, 1.0)
+    """
+    p = as_profile(profile)
+    if not p.vfd or not p.self_ventilated or not np.isfinite(speed_ratio) or speed_ratio <= 0.0 or speed_ratio >= 1.0:
+        return 1.0
+    n = max(float(speed_ratio), MIN_VENTILATION_SPEED)
+    return STILL_AIR_COOLING_SHARE + (1.0 - STILL_AIR_COOLING_SHARE) * n**FAN_COOLING_EXPONENT
+
+
 def _affinity_ratio(pressure_ratio: float, speed_ratio: float, vfd: bool) -> float:
     """Pressure over what the affinity laws expect at this speed (head ~ speed^2): a drive that
     runs a pump at 70 % speed gives ~49 % pressure on a healthy machine; 0 without a drive.
@@ -178,8 +216,9 @@ def plc_vector(raw: np.ndarray, asset: object = None) -> np.ndarray:
     p_nom = profile.pressure_nominal_bar or (p_mean if ok(p_mean) and p_mean > 0 else None)
     bearing, winding = g("bearing_temp_c.mean"), g("winding_temp_c.mean")
     w_scale = winding_scale(profile.winding_normal_k)
-    if w_scale != 1.0 and ok(winding) and ok(bearing):
-        winding = bearing + w_scale * (winding - bearing)  # read against the machine's own healthy level
+    cooled = ventilation_share(div(s_mean, profile.nominal_rpm), profile)  # a drive's fan slows with its shaft
+    if (w_scale != 1.0 or cooled != 1.0) and ok(winding) and ok(bearing):
+        winding = bearing + w_scale * cooled * (winding - bearing)  # against its own healthy level, at full fan
     vib = g("vibration_rms_mm_s.mean")
     vib_ref = vib if ok(vib) and vib > 1e-3 else None  # the ratios below are the machine's own, unscaled
     vib_level = vib * vibration_scale(profile.vibration_normal_mm_s)

@@ -298,6 +298,30 @@ def test_plc_vector_is_relative_to_the_nameplate() -> None:
     assert vfd[PLC_VECTOR_NAMES.index("flag.vfd")] == 1.0
 
 
+def test_a_drive_s_winding_is_read_as_its_fan_would_cool_it_at_nominal_speed() -> None:
+    """A self-ventilated motor on a drive at half speed keeps 1/3 + 2/3 x 0.5^0.8 of its rated cooling: its
+    winding-over-bearing difference is read times that share (the model learnt motors that cool the same at
+    every speed). On the mains, at nominal speed, with forced cooling or without a nameplate speed: as measured."""
+    raw = dict.fromkeys(plc_feature_names(), np.nan)
+    raw.update({"motor_current_a.mean": 40.0, "speed_rpm.mean": 0.5 * 1480, "bearing_temp_c.mean": 50.0,
+                "winding_temp_c.mean": 110.0})
+    values = np.array(list(raw.values()), np.float32)
+    diff = PLC_VECTOR_NAMES.index("temp.winding_minus_bearing")
+    winding = PLC_VECTOR_NAMES.index("temp.winding_c_over_100")
+
+    def read(**entry: object) -> np.ndarray:
+        return plc_vector(values, {"asset_id": "F", "rated_current_a": 50.0, **entry})
+
+    share = 1 / 3 + 2 / 3 * 0.5**0.8
+    slow = read(nominal_rpm=1480, vfd=True)
+    assert slow[diff] == pytest.approx(60.0 * share, rel=1e-5)
+    assert slow[winding] == pytest.approx((50.0 + 60.0 * share) / 100.0, rel=1e-5)
+    for as_measured in (read(nominal_rpm=1480), read(nominal_rpm=1480, vfd=True, cooling="IC416 (blower)"),
+                        read(nominal_rpm=740, vfd=True), read(vfd=True),
+                        read(nominal_rpm=1480, vfd=True, asset_type="Motor spindle")):
+        assert as_measured[diff] == pytest.approx(60.0)
+
+
 def test_messages_carry_the_vector_and_input_array_reads_it() -> None:
     frame = np.full((120, 160), 30_000, np.uint16)
     frame[50:80, 60:110] = 31_500  # a machine 15 K over its hall
