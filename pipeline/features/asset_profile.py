@@ -624,10 +624,11 @@ def reciprocating_type(asset_type: str) -> bool:
 
 
 #: Words of an assets.json ``cooling`` value that name a motor not cooled by its own shaft fan: a separately
-#: driven blower (IEC 60034-6 IC416, "TEBC", "force ventilated") or a liquid jacket (IC7x / IC8x / "water").
+#: driven blower (IEC 60034-6 IC416, "TEBC", "force ventilated") or a liquid (a water jacket, IC7x / IC8x,
+#: TEWAC). An air-to-air cooler (TEAAC, IC611) has its fans on the shaft: self-ventilated.
 NOT_SELF_VENTILATED_WORDS: tuple[str, ...] = (
-    "ic416", "ic 416", "ic41 6", "tebc", "blower", "forced", "force ventilated", "separately", "external fan",
-    "liquid", "water", "coolant", "jacket", "ic7", "ic 7", "ic8", "ic 8", "icw", "tewac", "teaac",
+    "ic416", "ic 416", "tebc", "blower", "forced", "force ventilated", "separately", "external fan",
+    "liquid", "water", "coolant", "jacket", "ic7", "ic 7", "ic8", "ic 8", "icw", "tewac",
 )
 
 
@@ -636,8 +637,8 @@ def self_ventilated(cooling: object, asset_type: str = "") -> bool:
     ``cooling`` names a blower or a liquid (:data:`NOT_SELF_VENTILATED_WORDS`), or, without a ``cooling``,
     where the type is a motor spindle (they are water-cooled).
 
-    >>> [self_ventilated(c) for c in (None, "IC411", "TEFC", "IC416 (blower)", "water jacket", "TEBC")]
-    [True, True, True, False, False, False]
+    >>> [self_ventilated(c) for c in (None, "IC411", "TEFC", "TEAAC", "IC416 (blower)", "water jacket", "TEBC")]
+    [True, True, True, True, False, False, False]
     >>> self_ventilated(None, "Motor spindle (HSK-A63)"), self_ventilated("IC411", "CNC spindle")
     (False, True)
     """
