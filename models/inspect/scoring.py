@@ -389,6 +389,10 @@ class Inspector:
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
         vibration = [float(w.values[names.index("vibration_rms_mm_s.mean")]) for w in windows]
         vibration = [v for v in vibration if np.isfinite(v) and v > 0]
+        winding_read = [w for w in windows if all(np.isfinite(float(w.values[names.index(f"{t}_temp_c.mean")]))
+                                                   for t in ("winding", "bearing"))]
+        if winding_read and speeds and (note := ventilation_note(profile, float(np.median(speeds)))):
+            result.warnings.append(note)
         vib_scale = vibration_scale(profile.vibration_normal_mm_s)
         if vib_scale != 1.0:
             source = "its healthy export (--healthy-plc)" if profile.vibration_normal_learned else "assets.json"
@@ -726,6 +730,30 @@ def missing_tags_note(inputs: list[np.ndarray]) -> str | None:
     return (f"the export has no {tags} tag: the PLC model reads {'it' if len(absent) == 1 else 'them'} as a healthy "
             f"machine's (every machine it learnt from had each tag: docs/models.md, \"PLC: an export without some "
             f"tags\"){shown}")
+
+
+def ventilation_note(profile: AssetProfile, speed_rpm: float) -> str | None:
+    """The warning of a PLC export of a self-ventilated motor on a drive running below its nameplate speed,
+    whose winding the PLC reads as at nominal speed (:func:`pipeline.features.plc_physics.ventilation_share`;
+    None where it is read as measured).
+
+    >>> ventilation_note(AssetProfile(vfd=True, nominal_rpm=1480.0), 740.0)  # doctest: +ELLIPSIS
+    'the drive ran at 50 % of the nameplate speed: a motor cooled by its own shaft fan runs warmer there, so ... x0.72; ...'
+    >>> ventilation_note(AssetProfile(nominal_rpm=1480.0), 740.0) is None, ventilation_note(AssetProfile(vfd=True), 740.0)
+    (True, None)
+    """
+    from pipeline.features.plc_physics import ventilation_share
+
+    if not profile.nominal_rpm:
+        return None
+    ratio = speed_rpm / profile.nominal_rpm
+    share = ventilation_share(ratio, profile)
+    if share >= 1.0:
+        return None
+    return (f"the drive ran at {100.0 * ratio:.0f} % of the nameplate speed: a motor cooled by its own shaft fan runs "
+            f"warmer there, so its winding is read as at nameplate speed (its rise over the bearing x{share:.2f}; "
+            "docs/models.md, \"PLC: a drive's motor cools less at low speed\"); if this motor has a blower or a "
+            "water jacket, say so with \"cooling\" in assets.json (e.g. \"IC416\")")
 
 
 def rounded_temperatures_note(fill: HealthyFill | None, inputs: list[np.ndarray]) -> str | None:

@@ -1396,3 +1396,32 @@ def test_a_healthy_reference_that_recorded_nothing_is_named_in_the_error(plant, 
         inspector.score([tif], healthy_thermal=[blank])
     with pytest.raises(InspectInputError, match=r"-ref\.wav \(--healthy-audio\): the clip is silent"):
         inspector.score([wav], healthy_audio=[silent])
+
+
+def test_a_slow_drive_s_self_ventilated_motor_is_read_as_at_nameplate_speed_and_inspect_says_so(plant, tmp_path) -> None:
+    """The plant pump's healthy export with its speed tag at half its nameplate speed, the pump declared on a
+    drive: the PLC reads its winding as its own shaft fan would cool it at nameplate speed, and the record
+    says so (and how to turn it off); declared blower-cooled, or on the mains, it is read as measured and
+    no such note is written."""
+    root, cases = plant
+    entries = json.loads((root / "assets.json").read_text())
+    pump = next(e for e in entries["assets"] if e["asset_id"] == "PMP-01")
+    lines = cases["normal"][2].read_text().splitlines()
+    slow = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    slow.write_text("\n".join([lines[0], *(
+        ",".join([ts, tag, f"{float(value) * 0.5:.3f}" if tag.endswith(".speed_rpm") else value, *rest])
+        for ts, tag, value, *rest in (line.split(",") for line in lines[1:]))]) + "\n")
+
+    def scored(**entry: object):
+        doc = {**entries, "assets": [{**pump, **entry}]}
+        path = tmp_path / f"assets-{len(entry)}-{'-'.join(map(str, entry.values()))}.json"
+        path.write_text(json.dumps(doc))
+        (rec,), _ = Inspector(assets=load_assets(path)).score([slow])
+        assert rec.error is None
+        return rec
+
+    drive = scored(vfd=True)
+    note = [w for w in drive.warnings if w.startswith("the drive ran at 50 % of the nameplate speed")]
+    assert len(note) == 1 and "x0.72" in note[0] and '"cooling"' in note[0]
+    for as_measured in (scored(vfd=True, cooling="IC416"), scored(vfd=False)):
+        assert not any("nameplate speed: a motor cooled by its own shaft fan" in w for w in as_measured.warnings)
