@@ -7,9 +7,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from linewatch.simulator.domain import TRAIN_DOMAIN, DomainRenderer, domain_fleet, draw_domain_specs
+from linewatch.simulator.domain import DomainRenderer, domain_fleet, draw_domain_specs
 from linewatch.simulator.physics import fan_cooling_share
 from linewatch.simulator.plc import PLC_TAGS
+from tests.simulator.domain_draws import assert_drawn_only_when_set
 
 SEED = 5
 WINDING = PLC_TAGS.index("winding_temp_c")
@@ -39,9 +40,4 @@ def test_a_drive_s_self_ventilated_motor_runs_warmer_at_low_speed_by_its_lost_fa
 
 
 def test_the_share_is_drawn_per_machine_only_when_the_domain_says_so() -> None:
-    shipped = domain_fleet(30, SEED)
-    drawn = domain_fleet(30, SEED, replace(TRAIN_DOMAIN, fan_still_share=(0.25, 0.45)))
-    assert all("motor_fan_still_share" not in a.extra for a in shipped)
-    assert all(0.25 <= a.extra["motor_fan_still_share"] <= 0.45 for a in drawn)
-    assert [a.extra for a in shipped] == [{k: v for k, v in a.extra.items() if k != "motor_fan_still_share"}
-                                          for a in drawn]
+    assert_drawn_only_when_set("fan_still_share", "motor_fan_still_share", 0.25, 0.45, SEED)

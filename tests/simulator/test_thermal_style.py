@@ -8,6 +8,7 @@ import numpy as np
 
 from linewatch.simulator.domain import TRAIN_DOMAIN, DomainRenderer, domain_fleet, draw_domain_specs
 from linewatch.simulator.thermal import ThermalStyle
+from tests.simulator.domain_draws import assert_drawn_only_when_set
 
 SEED = 5
 
@@ -184,9 +185,4 @@ def test_a_machine_s_nde_housing_runs_at_its_own_share_of_the_de_friction_when_t
     shares = [_frame_c(plain, spec), _frame_c(replace(plain, extra={**plain.extra,
                                                                   "thermal_nde_friction_share": NDE_FRICTION_SHARE}), spec)]
     assert np.array_equal(*shares)
-    shipped = domain_fleet(30, SEED)
-    drawn = domain_fleet(30, SEED, replace(TRAIN_DOMAIN, nde_friction_share=(0.65, 1.0)))
-    assert all("thermal_nde_friction_share" not in a.extra for a in shipped)
-    assert all(0.65 <= a.extra["thermal_nde_friction_share"] <= 1.0 for a in drawn)
-    assert [a.extra for a in shipped] == [{k: v for k, v in a.extra.items() if k != "thermal_nde_friction_share"}
-                                          for a in drawn]
+    assert_drawn_only_when_set("nde_friction_share", "thermal_nde_friction_share", 0.65, 1.0, SEED)
