@@ -389,8 +389,8 @@ class Inspector:
         speeds = [v for v in speeds if np.isfinite(v) and v > 0]
         vibration = [float(w.values[names.index("vibration_rms_mm_s.mean")]) for w in windows]
         vibration = [v for v in vibration if np.isfinite(v) and v > 0]
-        winding_read = [w for w in windows if all(np.isfinite(float(w.values[names.index(f"{t}_temp_c.mean")]))
-                                                   for t in ("winding", "bearing"))]
+        winding_read = any(all(np.isfinite(float(w.values[names.index(f"{t}_temp_c.mean")])) for t in ("winding", "bearing"))
+                           for w in windows)
         if winding_read and speeds and (note := ventilation_note(profile, float(np.median(speeds)))):
             result.warnings.append(note)
         vib_scale = vibration_scale(profile.vibration_normal_mm_s)

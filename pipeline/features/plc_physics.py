@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.features.asset_profile import as_profile
+from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.plc_window import ALARM_FAMILIES, plc_feature_names
 
 LOAD_PROFILES: tuple[str, ...] = ("steady", "cyclic", "varying")
@@ -154,7 +154,7 @@ MIN_VENTILATION_SPEED = 0.1
 """Below this speed ratio the share is taken at it (a window of a drive creeping or ramping)."""
 
 
-def ventilation_share(speed_ratio: float, profile: object = None) -> float:
+def ventilation_share(speed_ratio: float, profile: AssetProfile) -> float:
     """The share of its rated cooling a motor has at ``speed_ratio`` (speed over nominal): for a
     self-ventilated motor on a drive (:attr:`~pipeline.features.asset_profile.AssetProfile.self_ventilated`,
     ``vfd``) below nominal speed ``a + (1 - a) n^0.8`` (:data:`STILL_AIR_COOLING_SHARE`,
@@ -173,8 +173,8 @@ def ventilation_share(speed_ratio: float, profile: object = None) -> float:
     >>> ventilation_share(0.5, AssetProfile()), ventilation_share(0.5, AssetProfile(vfd=True, self_ventilated=False))
     (1.0, 1.0)
     """
-    p = as_profile(profile)
-    if not p.vfd or not p.self_ventilated or not np.isfinite(speed_ratio) or speed_ratio <= 0.0 or speed_ratio >= 1.0:
+    if (not profile.vfd or not profile.self_ventilated or not np.isfinite(speed_ratio) or speed_ratio <= 0.0
+            or speed_ratio >= 1.0):
         return 1.0
     n = max(float(speed_ratio), MIN_VENTILATION_SPEED)
     return STILL_AIR_COOLING_SHARE + (1.0 - STILL_AIR_COOLING_SHARE) * n**FAN_COOLING_EXPONENT
