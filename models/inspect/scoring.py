@@ -417,7 +417,7 @@ class Inspector:
         when it was healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
         (:func:`pipeline.features.plc_baseline.healthy_levels`). The machine of a file is ``asset_id``,
         its name's, or its tags'."""
-        from pipeline.features.plc_baseline import healthy_levels
+        from pipeline.features.plc_baseline import BaselineRules, healthy_levels
 
         found: dict[str, list] = defaultdict(list)
         for path in healthy:
@@ -428,12 +428,14 @@ class Inspector:
             windows = sorted(windows, key=lambda w: w.end_ms)  # time order: the settling after a standstill
             profile = self.profile(aid, [])
             levels = healthy_levels([w.values for w in windows], profile.nominal_rpm,
-                                    rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows])
+                                    rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows],
+                                    profile=profile)
             if levels.empty and levels.has_level_tags:
                 why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
                 raise InspectInputError(f"the healthy PLC export of {aid} has no window of normal running (the "
-                                        f"machine running at a steady speed, at its nameplate speed when known, "
-                                        f"without alarms, with a vibration or pressure tag; {why}): give an export "
+                                        f"machine running at a steady speed, at its nameplate speed when known (a "
+                                        f"drive's winding: down to {BaselineRules.min_winding_speed:.0%} of it), without alarms, with a vibration or "
+                                        f"pressure tag; {why}): give an export "
                                         "of the machine in normal operation")
             out[aid] = levels
         return out

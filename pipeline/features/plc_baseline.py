@@ -57,8 +57,10 @@ the winding-over-bearing temperature per unit of the winding's load heat,
 current; the hall temperature cancels in the difference). One window cannot tell a healthy motor that
 runs hot from a cool-running one whose fan has failed; read against the machine's own level it can
 (:func:`pipeline.features.plc_physics.winding_scale`). The rated current must be known (nameplate or
-estimated from the rated power); the same running, speed, alarm and quality rules as the vibration;
-and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
+estimated from the rated power); the same running, speed, alarm and quality rules as the vibration
+(a healthy export of a drive given to ``linewatch inspect`` that has no window at nameplate speed gives it
+from its slower windows, down to ``min_winding_speed``, read as at nameplate speed:
+:meth:`BaselineRules.winding_level`, :func:`healthy_levels`); and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
 winding heats with a time constant of tens of minutes after a start: learnt while it warms, the level
 would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
 median or ``min_winding_spread_k``, whichever is larger, else the older half is dropped. A cooling
@@ -89,6 +91,8 @@ import math
 
 import numpy as np
 
+from pipeline.features.asset_profile import AssetProfile
+from pipeline.features.plc_physics import ventilation_share
 from pipeline.features.plc_window import WINDOW_MS, plc_feature_names
 
 _INDEX = {name: i for i, name in enumerate(plc_feature_names())}
@@ -145,9 +149,12 @@ class BaselineRules:
     winding_settle_ms: int = 3_600_000
     max_winding_spread: float = 0.25
     min_winding_spread_k: float = 5.0
+    #: The slowest a drive may run (speed over nameplate speed) for a window to give its winding level.
+    min_winding_speed: float = 0.3
 
-    def _operating(self, raw: np.ndarray, nominal_rpm: float | None) -> str | None:
-        """Why a window does not show the machine in its normal operation (None: it does)."""
+    def _operating(self, raw: np.ndarray, nominal_rpm: float | None, slowest: float | None = None) -> str | None:
+        """Why a window does not show the machine in its normal operation (None: it does). ``slowest``: the
+        least speed over nameplate speed accepted (default: within ``speed_tolerance`` of it)."""
 
         def g(name: str) -> float:
             return float(raw[_INDEX[name]])
@@ -160,7 +167,8 @@ class BaselineRules:
             return "no_speed"
         if not (s > 0 and np.isfinite(s_std)) or s_std / s > self.max_speed_cv:
             return "speed_not_steady"
-        if nominal_rpm and abs(s / nominal_rpm - 1.0) > self.speed_tolerance:
+        low = 1.0 - self.speed_tolerance if slowest is None else slowest
+        if nominal_rpm and not low <= s / nominal_rpm <= 1.0 + self.speed_tolerance:
             return "not_at_rated_speed"
         if any(g(f"alarms.{f}") > 0 for f in _SERIOUS_ALARMS):
             return "alarm"
@@ -199,16 +207,40 @@ class BaselineRules:
         return standstill_ms, None
 
     def winding_level(self, raw: np.ndarray, nominal_rpm: float | None = None,
-                      rated_current_a: float | None = None) -> tuple[str, float]:
+                      rated_current_a: float | None = None, profile: AssetProfile | None = None
+                      ) -> tuple[str, float]:
         """``("steady", ratio)`` of a window whose winding temperature can be learnt (:func:`winding_ratio`),
-        else ``(reason, nan)``. The settling time after a start is the learner's (it needs the window order)."""
+        else ``(reason, nan)``. The settling time after a start is the learner's (it needs the window order).
+
+        With the machine's ``profile``, a machine on a drive gives its level below nameplate speed too, down to
+        ``min_winding_speed``: a self-ventilated motor's ratio there is read times
+        :func:`~pipeline.features.plc_physics.ventilation_share`, as its fan would cool it at nameplate speed
+        (the level the model input reads the winding against); a motor cooled otherwise as measured.
+
+        >>> from pipeline.features.plc_window import plc_feature_names
+        >>> names = plc_feature_names(); w = np.zeros(len(names)); w[names.index("run_state.mean")] = 1.0
+        >>> w[names.index("speed_rpm.mean")], w[names.index("motor_current_a.mean")] = 740.0, 20.0
+        >>> w[names.index("winding_temp_c.mean")], w[names.index("bearing_temp_c.mean")] = 90.0, 40.0
+        >>> rules, drive = BaselineRules(), AssetProfile(vfd=True)
+        >>> rules.winding_level(w, 1480.0, 20.0), rules.winding_level(w, 1480.0, 20.0, AssetProfile())
+        (('not_at_rated_speed', nan), ('not_at_rated_speed', nan))
+        >>> kind, level = rules.winding_level(w, 1480.0, 20.0, drive); kind, round(level, 1)
+        ('steady', 35.8)
+        >>> round(rules.winding_level(w, 1480.0, 20.0, AssetProfile(vfd=True, self_ventilated=False))[1], 1)
+        50.0
+        """
         if rated_current_a is None or not (np.isfinite(rated_current_a) and rated_current_a > 0):
             return "no_rated_current", math.nan
         ratio = winding_ratio(raw, rated_current_a)
         if not np.isfinite(ratio):
             return "no_winding_temperature", math.nan
-        reason = self._operating(raw, nominal_rpm)
-        return (reason, math.nan) if reason is not None else (STEADY, ratio)
+        drive = profile is not None and profile.vfd
+        reason = self._operating(raw, nominal_rpm, self.min_winding_speed if drive else None)
+        if reason is not None:
+            return reason, math.nan
+        if profile is not None and nominal_rpm:
+            ratio *= ventilation_share(float(raw[_INDEX["speed_rpm.mean"]]) / nominal_rpm, profile)
+        return STEADY, ratio
 
     def classify(self, raw: np.ndarray, nominal_rpm: float | None = None) -> tuple[str, float]:
         """``("steady" | "cyclic", level)`` of an eligible window (raw features,
@@ -388,6 +420,9 @@ class PlcBaseline:
     def observe_winding(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None,
                         rated_current_a: float | None = None) -> bool:
         """Offer one window (in time order) to the winding learner; True when this window completed the learning.
+        It learns at nameplate speed only: a drive's slower windows, read as at it, disagree with those at it
+        more than the learner's spread rule allows (docs/models.md, "PLC: a drive's winding level from an
+        export below nameplate speed").
 
         >>> from pipeline.features.plc_window import plc_feature_names
         >>> names = plc_feature_names()
@@ -475,12 +510,15 @@ class PlcHealthyLevels:
 
 def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
                    rules: BaselineRules | None = None, rated_current_a: float | None = None,
-                   ends_ms: list[int] | None = None) -> PlcHealthyLevels:
+                   ends_ms: list[int] | None = None, profile: AssetProfile | None = None) -> PlcHealthyLevels:
     """The running pressure, normal vibration and healthy winding level of windows a user says are healthy
     (``linewatch inspect --healthy-plc``): the job's window rules (:class:`BaselineRules`), the median over
     the windows that pass (the pressure over its majority kind, steady or cyclic), without the job's
     learning period. The winding needs the rated current; with the windows' ends (in time order) the
-    windows within ``winding_settle_ms`` after a standstill are left out of it, as the job does.
+    windows within ``winding_settle_ms`` after a standstill are left out of it, as the job does. With the
+    machine's ``profile``, an export of a drive with no window at nameplate speed gives it from its slower
+    windows, read as at nameplate speed (:meth:`BaselineRules.winding_level`); the job learns at nameplate
+    speed only (:meth:`PlcBaseline.observe_winding`).
 
     >>> from pipeline.features.plc_window import plc_feature_names
     >>> names = plc_feature_names()
@@ -517,6 +555,7 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     pressures: list[tuple[bool, float]] = []
     vibrations: list[float] = []
     windings: list[float] = []
+    slower: list[float] = []  # a drive's windows below nameplate speed, read as at it: used only without others
     rejected: dict[str, int] = {}
     standstill: int | None = None
     for k, raw in enumerate(raws):
@@ -538,11 +577,16 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
             kind, level = rules.winding_level(raw, nominal_rpm, rated_current_a)
             if kind == STEADY:
                 windings.append(level)
+            elif kind == "not_at_rated_speed" and profile is not None:
+                kind, level = rules.winding_level(raw, nominal_rpm, rated_current_a, profile)
+                if kind == STEADY:
+                    slower.append(level)
     pressure = None
     if pressures:
         cyclic = float(np.mean([c for c, _ in pressures])) >= 0.5
         pressure = round(float(np.median([v for c, v in pressures if c == cyclic])), 4)
     vibration = round(float(np.median(vibrations)), 4) if vibrations else None
+    windings = windings or slower
     winding = round(float(np.median(windings)), 3) if windings else None
     columns = ["vibration_rms_mm_s.mean", "pressure_bar.mean"] + (["winding_temp_c.mean"] if rated_current_a else [])
     has_tags = any(np.isfinite(float(np.asarray(raw)[_INDEX[c]])) for raw in raws for c in columns)

@@ -1412,11 +1412,14 @@ def test_a_slow_drive_s_self_ventilated_motor_is_read_as_at_nameplate_speed_and_
         ",".join([ts, tag, f"{float(value) * 0.5:.3f}" if tag.endswith(".speed_rpm") else value, *rest])
         for ts, tag, value, *rest in (line.split(",") for line in lines[1:]))]) + "\n")
 
-    def scored(**entry: object):
+    def inspector(**entry: object) -> Inspector:
         doc = {**entries, "assets": [{**pump, **entry}]}
         path = tmp_path / f"assets-{len(entry)}-{'-'.join(map(str, entry.values()))}.json"
         path.write_text(json.dumps(doc))
-        (rec,), _ = Inspector(assets=load_assets(path)).score([slow])
+        return Inspector(assets=load_assets(path))
+
+    def scored(**entry: object):
+        (rec,), _ = inspector(**entry).score([slow])
         assert rec.error is None
         return rec
 
@@ -1425,3 +1428,11 @@ def test_a_slow_drive_s_self_ventilated_motor_is_read_as_at_nameplate_speed_and_
     assert len(note) == 1 and "x0.72" in note[0] and '"cooling"' in note[0]
     for as_measured in (scored(vfd=True, cooling="IC416"), scored(vfd=False)):
         assert not any("nameplate speed: a motor cooled by its own shaft fan" in w for w in as_measured.warnings)
+    # the same export as the drive's healthy one (--healthy-plc): its winding level, read as at nameplate
+    # speed (vibration and pressure are learnt at nameplate speed only); on the mains it shows no normal running
+    learnt = inspector(vfd=True).plc_baselines([slow])["PMP-01"]
+    at_blower = inspector(vfd=True, cooling="IC416").plc_baselines([slow])["PMP-01"]
+    assert learnt.vibration_mm_s is None and learnt.pressure_bar is None
+    assert learnt.winding_k == pytest.approx((1 / 3 + 2 / 3 * 0.5**0.8) * at_blower.winding_k, rel=0.01)  # per window
+    with pytest.raises(InspectInputError, match="not_at_rated_speed"):
+        inspector(vfd=False).plc_baselines([slow])

@@ -282,3 +282,43 @@ def test_the_learner_state_stays_small_at_its_fullest() -> None:
     text = json.dumps(b.to_state())
     assert len(text.encode()) < 5_000
     assert PlcBaseline.from_state(json.loads(text)) == b
+
+
+def test_a_drive_learns_its_winding_level_below_nameplate_speed_as_at_it() -> None:
+    """A pump on a drive whose self-ventilated motor keeps a third of its cooling with the fan stopped (the
+    simulator's ``motor_fan_still_share``, as real TEFC motors cool less at low speed): a healthy window at
+    75 % speed gives the winding level a window at nameplate speed gives, read as its fan would cool it
+    there (before, such a window gave none: ``not_at_rated_speed``). Read as measured it would be a fifth
+    higher. On the mains, or below 30 % of nameplate speed, nothing is learnt from it; an export that also has
+    windows at nameplate speed gives the level from those alone."""
+    from dataclasses import replace
+
+    from linewatch.simulator.domain import DomainRenderer, domain_fleet, draw_domain_specs
+    from models.data.domain_data import _wide_rows
+    from models.data.featurize import plc_input
+    from pipeline.features.asset_profile import AssetProfile
+    from pipeline.features.plc_baseline import healthy_levels
+
+    pump = next(a for a in domain_fleet(3, 5) if a.asset_type == "pump")
+    pump = replace(pump, extra={**pump.extra, "motor_fan_still_share": 1 / 3})
+    spec = next(s for s in draw_domain_specs(2, [pump], 5) if s.fault == "normal")
+    drive = AssetProfile(asset_id=pump.asset_id, nominal_rpm=pump.nominal_rpm, rated_current_a=pump.rated_current_a,
+                         vfd=True)
+
+    def window(fraction: float) -> np.ndarray:
+        at = replace(spec, asset_index=0, drift="none", drift_level=0.0, load_level=0.8, drive_fraction=fraction)
+        return plc_input(*_wide_rows(DomainRenderer([pump], 5).render(at, ("plc",)).plc))
+
+    def level(fraction: float, profile: AssetProfile | None, *more: np.ndarray) -> tuple[float | None, dict[str, int]]:
+        got = healthy_levels([window(fraction), *more], pump.nominal_rpm, rated_current_a=pump.rated_current_a,
+                             profile=profile)
+        return got.winding_k, got.rejected
+
+    rated, _ = level(1.0, drive)
+    slow, _ = level(0.75, drive)
+    as_measured, _ = level(0.75, replace(drive, self_ventilated=False))
+    assert rated is not None and slow is not None and as_measured is not None
+    assert abs(slow / rated - 1.0) < 0.12 and as_measured / rated > 1.2
+    assert level(0.75, replace(drive, vfd=False)) == (None, {"not_at_rated_speed": 1})
+    assert level(0.75, None)[0] is None and level(0.25, drive)[0] is None
+    assert level(0.75, drive, window(1.0))[0] == rated
