@@ -45,6 +45,10 @@ def main() -> None:
     ap.add_argument("--assets", type=int, default=240)
     ap.add_argument("--seed", type=int, default=3131)
     ap.add_argument("--winding-rise", type=float, nargs=2, default=(30.0, 95.0), metavar=("LO", "HI"))
+    ap.add_argument("--fan-still-share", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                    help="motors cooled by their own shaft fan keep this share of their cooling with it stopped, drawn "
+                    "per machine: a drive's motor runs warmer at low speed (DomainSpec.fan_still_share, off in the "
+                    "shipped domains)")
     ap.add_argument("--severity", type=float, default=0.45, help="cooling failures past this severity count")
     ap.add_argument("--domain", default="unseen", help="simulator domain of the fleet (unseen | train)")
     ap.add_argument("--learned", action="store_true", help="also score with each machine's learned winding level")
@@ -69,7 +73,8 @@ def main() -> None:
     from pipeline.features.plc_physics import plc_vector
 
     t0 = time.perf_counter()
-    DOMAINS[args.domain] = replace(DOMAINS[args.domain], winding_rise_k=tuple(args.winding_rise))
+    DOMAINS[args.domain] = replace(DOMAINS[args.domain], winding_rise_k=tuple(args.winding_rise),
+                                   **({} if args.fan_still_share is None else {"fan_still_share": tuple(args.fan_still_share)}))
     fleet, profiles, specs = domain_world(args.domain, args.assets, args.seed, args.samples_per_class)
     rise = {a.asset_id: a.winding_rise_k for a in fleet}
     renderer = DomainRenderer(fleet, args.seed)
@@ -90,16 +95,19 @@ def main() -> None:
     types = np.array([s.asset_type for s in keep])
     y = np.array([s.fault for s in keep])
     sev = np.array([s.severity for s in keep])
+    drive = np.array([profiles[s.asset_id].vfd for s in keep])
     r = np.array([rise[s.asset_id] for s in keep])
     classes = tuple(FAULT_CLASSES)
     weights = FusionWeights.load(args.registry / "fusion.json")
     report: dict = {"command": " ".join(sys.argv), "domain": args.domain, "seed": args.seed,
-                    "winding_rise_k": list(args.winding_rise),
+                    "winding_rise_k": list(args.winding_rise), "fan_still_share": args.fan_still_share,
                     "windows": {"healthy": int((y == "normal").sum()), "cooling_failure": int((y == "cooling_failure").sum())},
                     "severity_over": args.severity, "versions": {}, "summary": {}}
     if args.learned:
         levels = np.array([np.nan if v is None else v for v in learned.values()], dtype=np.float64)
+        drives = [profiles[a].vfd for a in learned]
         report["learned"] = {"machines": len(learned), "learnt": int(np.isfinite(levels).sum()),
+                             "drives": int(sum(drives)), "drives_learnt": int(np.isfinite(levels[drives]).sum()),
                              "level_k_percentiles_10_50_90": np.nanpercentile(levels, [10, 50, 90]).round(1).tolist(),
                              "read_as_k": physics.WINDING_READ_AS_K, "max_scale": physics.MAX_WINDING_SCALE}
         print(f"learned the winding level of {report['learned']['learnt']} of {len(learned)} machines; "
@@ -139,6 +147,8 @@ def main() -> None:
             f = (y == c) & (sev > args.severity)
             if f.any():
                 summary[f"{c}_recall"] = round(float(np.mean(pred[f] == classes.index(c))), 4)
+        summary["drive_healthy_fpr"] = round(float(np.mean(pred[healthy & drive] != 0)), 4)  # machines on a drive
+        summary["drive_cooling_recall"] = round(float(np.mean(pred[cool & drive] == classes.index("cooling_failure"))), 4)
         report["summary"][name] = summary
         print(f"PLC {name}: {summary}")
         for row in rows:
