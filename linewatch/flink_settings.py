@@ -99,6 +99,13 @@ class FlinkSettings(BaseModel):
         "learnt while it warms, the level would be too low). An asset running when the job first sees it counts as "
         "settled.",
     )
+    plc_winding_below_speed_wait_s: float = Field(
+        default=3600.0, ge=0.0,
+        description="The healthy winding level is learnt at nameplate speed; an asset on a drive (vfd) seen running "
+        "only below it for this long since its first such window learns it from its slower windows from then on, read "
+        "as its shaft fan would cool it at nameplate speed (pipeline.features.plc_baseline; counter "
+        "plc_winding_baseline_below_speed).",
+    )
     plc_pressure_baseline_relearn: dict[str, int] = Field(
         default_factory=dict,
         description="Asset id -> generation: an asset whose learned pressure, vibration and winding baseline was learnt under another "

@@ -58,9 +58,10 @@ current; the hall temperature cancels in the difference). One window cannot tell
 runs hot from a cool-running one whose fan has failed; read against the machine's own level it can
 (:func:`pipeline.features.plc_physics.winding_scale`). The rated current must be known (nameplate or
 estimated from the rated power); the same running, speed, alarm and quality rules as the vibration
-(a healthy export of a drive given to ``linewatch inspect`` that has no window at nameplate speed gives it
-from its slower windows, down to ``min_winding_speed``, read as at nameplate speed:
-:meth:`BaselineRules.winding_level`, :func:`healthy_levels`); and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
+(a drive that shows no window at nameplate speed gives it from its slower windows, down to
+``min_winding_speed``, read as at nameplate speed: :meth:`BaselineRules.winding_level`; in the job after
+``below_speed_wait_ms`` of such windows, :meth:`PlcBaseline.observe_winding`; from a healthy export given
+to ``linewatch inspect``, :func:`healthy_levels`); and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
 winding heats with a time constant of tens of minutes after a start: learnt while it warms, the level
 would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
 median or ``min_winding_spread_k``, whichever is larger, else the older half is dropped. A cooling
@@ -151,6 +152,9 @@ class BaselineRules:
     min_winding_spread_k: float = 5.0
     #: The slowest a drive may run (speed over nameplate speed) for a window to give its winding level.
     min_winding_speed: float = 0.3
+    #: How long after its first window below nameplate speed a drive with no window at it learnt yet learns its
+    #: winding level from its slower windows (:meth:`PlcBaseline.observe_winding`).
+    below_speed_wait_ms: int = 3_600_000
 
     def _operating(self, raw: np.ndarray, nominal_rpm: float | None, slowest: float | None = None) -> str | None:
         """Why a window does not show the machine in its normal operation (None: it does). ``slowest``: the
@@ -351,6 +355,9 @@ class PlcBaseline:
     vibration: LevelLearner = field(default_factory=LevelLearner)  #: mm/s RMS
     winding: LevelLearner = field(default_factory=LevelLearner)  #: K at rated current (:func:`winding_ratio`)
     win_standstill_ms: int | None = None  #: end of the newest window in which the machine stood still
+    #: end of the first window of a drive below nameplate speed the winding learner saw, none at it learnt yet
+    win_below_since_ms: int | None = None
+    win_below: bool = False  #: the winding learner reads a drive's windows below nameplate speed too
 
     @property
     def learned(self) -> bool:
@@ -418,11 +425,14 @@ class PlcBaseline:
         return self.vibration.offer(kind, level, int(end_ms), self.rules, self.rules.max_vibration_spread, 0.0)
 
     def observe_winding(self, raw: np.ndarray, end_ms: int, nominal_rpm: float | None = None,
-                        rated_current_a: float | None = None) -> bool:
+                        rated_current_a: float | None = None, profile: AssetProfile | None = None) -> bool:
         """Offer one window (in time order) to the winding learner; True when this window completed the learning.
-        It learns at nameplate speed only: a drive's slower windows, read as at it, disagree with those at it
-        more than the learner's spread rule allows (docs/models.md, "PLC: a drive's winding level from an
-        export below nameplate speed").
+
+        It learns at nameplate speed: a drive's slower windows, read as at it, disagree with those at it more
+        than the learner's spread rule allows (docs/models.md, "PLC: a drive's winding level from an export
+        below nameplate speed"). A drive (``profile.vfd``) that has run below it for
+        ``rules.below_speed_wait_ms`` since its first such window, with no window at nameplate speed learnt
+        in that time, learns from its slower windows from then on (:meth:`BaselineRules.winding_level`).
 
         >>> from pipeline.features.plc_window import plc_feature_names
         >>> names = plc_feature_names()
@@ -444,7 +454,13 @@ class PlcBaseline:
         if why is not None:
             self.winding.reject(why)
             return False
-        kind, level = self.rules.winding_level(raw, nominal_rpm, rated_current_a)
+        kind, level = self.rules.winding_level(raw, nominal_rpm, rated_current_a, profile if self.win_below else None)
+        if kind == "not_at_rated_speed" and profile is not None and profile.vfd and not self.winding.values:
+            slower = self.rules.winding_level(raw, nominal_rpm, rated_current_a, profile)
+            if slower[0] == STEADY:  # below nameplate speed, not slower than the learner reads
+                self.win_below_since_ms = int(end_ms) if self.win_below_since_ms is None else self.win_below_since_ms
+                self.win_below = int(end_ms) - self.win_below_since_ms >= self.rules.below_speed_wait_ms
+                kind, level = slower if self.win_below else (kind, level)
         return self.winding.offer(kind, level, int(end_ms), self.rules, self.rules.max_winding_spread,
                                   self.rules.min_winding_spread_k, digits=3)
 
@@ -454,6 +470,7 @@ class PlcBaseline:
         self.learned_bar, self.learned_at_ms, self.learned_kind = None, None, None
         self.seen, self.rejected, self.restarts = 0, {}, 0
         self.vibration, self.winding, self.win_standstill_ms = LevelLearner(), LevelLearner(), None
+        self.win_below_since_ms, self.win_below = None, False
 
     def to_state(self) -> dict[str, object]:
         return {"windows": self.rules.windows, "winding_settle_ms": self.rules.winding_settle_ms, "values": self.values, "cyclic": self.cyclic,
@@ -461,7 +478,9 @@ class PlcBaseline:
                 "learned_bar": self.learned_bar, "learned_at_ms": self.learned_at_ms, "seen": self.seen,
                 "rejected": self.rejected, "restarts": self.restarts, "generation": self.generation,
                 "vibration": self.vibration.to_state("learned_mm_s"),
-                "winding": self.winding.to_state("learned_k") | {"standstill_ms": self.win_standstill_ms}}
+                "winding": self.winding.to_state("learned_k") | {"standstill_ms": self.win_standstill_ms,
+                                                                 "below_since_ms": self.win_below_since_ms,
+                                                                 "below": self.win_below}}
 
     @classmethod
     def from_state(cls, state: dict[str, object], rules: BaselineRules | None = None) -> PlcBaseline:
@@ -473,7 +492,7 @@ class PlcBaseline:
         kind = state.get("learned_kind")
         vib: dict[str, object] = dict(state.get("vibration") or {})  # type: ignore[call-overload]
         win: dict[str, object] = dict(state.get("winding") or {})  # type: ignore[call-overload]
-        standstill = win.get("standstill_ms")
+        standstill, below_since = win.get("standstill_ms"), win.get("below_since_ms")
         return cls(rules=rules, values=[float(x) for x in state.get("values", [])],  # type: ignore[attr-defined]
                    cyclic=[bool(x) for x in state.get("cyclic", [])],  # type: ignore[attr-defined]
                    learned_kind=None if kind is None else str(kind),
@@ -486,7 +505,9 @@ class PlcBaseline:
                    generation=int(state.get("generation", 0)),  # type: ignore[call-overload]
                    vibration=LevelLearner.from_state(vib, "learned_mm_s"),
                    winding=LevelLearner.from_state(win, "learned_k"),
-                   win_standstill_ms=None if standstill is None else int(standstill))  # type: ignore[call-overload]
+                   win_standstill_ms=None if standstill is None else int(standstill),  # type: ignore[call-overload]
+                   win_below_since_ms=None if below_since is None else int(below_since),  # type: ignore[call-overload]
+                   win_below=bool(win.get("below", False)))
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def plc_baseline(ctx: HandlerContext, state: AssetState, profile: AssetProfile, 
     if windows <= 0 or (profile.pressure_nominal_bar is not None and profile.vibration_normal_mm_s is not None
                         and profile.rated_current_a is None):
         return None
-    rules = BaselineRules(windows=windows, winding_settle_ms=round(1000 * flink.plc_winding_settle_s))
+    rules = BaselineRules(windows=windows, winding_settle_ms=round(1000 * flink.plc_winding_settle_s),
+                          below_speed_wait_ms=round(1000 * flink.plc_winding_below_speed_wait_s))
     learner: PlcBaseline | None = state.pressure
     if learner is None:
         learner = state.pressure = PlcBaseline(rules, generation=generation)
@@ -150,9 +151,13 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
                 out.count("plc_vibration_baseline_learned")
                 if vibration_scale(learner.learned_vib_mm_s) < 1.0:  # rough by design, or imbalanced while learnt
                     out.count("plc_vibration_baseline_above_fleet")
-            if profile.rated_current_a is not None and learner.observe_winding(
-                    window.values, window.end_ms, profile.nominal_rpm, profile.rated_current_a):
-                out.count("plc_winding_baseline_learned")
+            if profile.rated_current_a is not None:
+                below = learner.win_below
+                if learner.observe_winding(window.values, window.end_ms, profile.nominal_rpm, profile.rated_current_a,
+                                           profile):
+                    out.count("plc_winding_baseline_learned")
+                if learner.win_below and not below:  # a drive that did not reach nameplate speed: its slower windows
+                    out.count("plc_winding_baseline_below_speed")
         msg = plc_features_message(window, blob.asset_type, source=blob.ref, ingest_time_ms=int(time.time() * 1000),
                                    asset=asset)
         state.plc_standstill_ms = follow_run(msg.stats, window.start_ms, state.plc_standstill_ms,  # the run-up

@@ -70,13 +70,14 @@ def test_a_cyclic_pressure_learns_the_stroke_peak_and_disagreeing_windows_restar
 
 
 def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator,
-             vibration: float | None = None, winding_c: float | None = None, run: float = 1.0) -> bytes:
+             vibration: float | None = None, winding_c: float | None = None, run: float = 1.0,
+             speed_ratio: float = 1.0) -> bytes:
     from pipeline.decoders import format_timestamp_ms
 
     rows = ["timestamp,tag,value,quality,unit"]
     for k in range(seconds * 10):
         ts = format_timestamp_ms(start_ms + 100 * k)
-        values = {"motor_current_a": 20.0 + rng.normal(0, 0.2), "speed_rpm": 1480.0 + rng.normal(0, 1.0),
+        values = {"motor_current_a": 20.0 + rng.normal(0, 0.2), "speed_rpm": 1480.0 * speed_ratio + rng.normal(0, 1.0),
                   "pressure_bar": pressure * (1 + rng.normal(0, 0.005)), "run_state": 1.0}
         if vibration is not None:
             values["vibration_rms_mm_s"] = vibration * (1 + rng.normal(0, 0.03))
@@ -322,3 +323,84 @@ def test_a_drive_learns_its_winding_level_below_nameplate_speed_as_at_it() -> No
     assert level(0.75, replace(drive, vfd=False)) == (None, {"not_at_rated_speed": 1})
     assert level(0.75, None)[0] is None and level(0.25, drive)[0] is None
     assert level(0.75, drive, window(1.0))[0] == rated
+
+
+def test_the_job_learns_a_drive_s_winding_below_nameplate_speed_only_when_it_never_reaches_it() -> None:
+    """The job's learner (``PlcBaseline.observe_winding``) learns at nameplate speed. A drive seen running only
+    below it for ``below_speed_wait_ms`` since its first such window learns from its slower windows from then
+    on, read as at nameplate speed (its state keeps the wait across a restore); one that reached nameplate
+    speed in that time keeps to it; a machine on the mains never learns off-speed."""
+    from pipeline.features.asset_profile import AssetProfile
+    from pipeline.features.plc_physics import ventilation_share
+
+    nominal, rated = 1480.0, 20.0
+    drive = AssetProfile(asset_id="FAN-D", nominal_rpm=nominal, rated_current_a=rated, vfd=True)
+    rules = BaselineRules(windows=3, winding_settle_ms=0, below_speed_wait_ms=60_000)
+
+    def window(speed_ratio: float, winding_c: float) -> np.ndarray:
+        w = np.zeros(len(NAMES))
+        w[NAMES.index("run_state.mean")] = 1.0
+        w[NAMES.index("speed_rpm.mean")] = speed_ratio * nominal
+        w[NAMES.index("speed_rpm.std")] = 0.001 * speed_ratio * nominal
+        w[NAMES.index("motor_current_a.mean")] = rated
+        w[NAMES.index("winding_temp_c.mean")], w[NAMES.index("bearing_temp_c.mean")] = winding_c, 40.0
+        return w
+
+    def run(b: PlcBaseline, speeds: list[float], profile: AssetProfile = drive, start_s: int = 10) -> list[bool]:
+        return [b.observe_winding(window(n, 90.0 if n < 1.0 else 75.0), 1000 * (start_s + 10 * i), nominal, rated,
+                                  profile) for i, n in enumerate(speeds)]
+
+    slow = PlcBaseline(rules)
+    run(slow, [0.6] * 4)  # 10-40 s: waiting (the first slower window at 10 s)
+    assert slow.learned_winding_k is None and not slow.win_below and slow.winding.rejected == {"not_at_rated_speed": 4}
+    slow = PlcBaseline.from_state(json.loads(json.dumps(slow.to_state())), rules)  # a restore mid-wait
+    done = run(slow, [0.6] * 6, start_s=50)  # from 70 s on, its slower windows count
+    assert done == [False, False, False, False, True, False] and slow.win_below  # 70, 80 and 90 s
+    assert slow.learned_winding_k == pytest.approx(50.0 * ventilation_share(0.6, drive), rel=1e-3)
+
+    reached = PlcBaseline(rules)
+    run(reached, [0.6, 1.0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 1.0, 1.0])  # nameplate speed at 20 s: kept to it
+    assert reached.learned_winding_k == pytest.approx(35.0) and not reached.win_below
+
+    mains = PlcBaseline(rules)
+    run(mains, [0.6] * 12, AssetProfile(asset_id="FAN-M", nominal_rpm=nominal, rated_current_a=rated))
+    assert mains.learned_winding_k is None and mains.win_below_since_ms is None
+
+
+def test_the_job_counts_a_drive_that_learnt_its_winding_below_nameplate_speed(tmp_path: Path) -> None:
+    """Through the job's PLC handler (real landing zone, the ingestor the Flink function runs, state written
+    and read back): a fan on a drive that runs at 60 % speed learns its winding level once it has run below
+    nameplate speed for ``plc_winding_below_speed_wait_s``, read as at nameplate speed, and the counter says
+    so; the same fan declared on the mains learns none."""
+    from pipeline.features.asset_profile import AssetProfile
+    from pipeline.features.plc_physics import ventilation_share
+
+    tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
+    base = {"asset_type": "fan", "nominal_rpm": 1480, "pressure_nominal_bar": 4.0, "vibration_normal_mm_s": 1.5,
+            "rated_current_a": 25.0, "tags": tags}
+    assets = [{"asset_id": "FAN-V", **base, "vfd": True}, {"asset_id": "FAN-M", **base}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4,
+                                      plc_winding_settle_s=0.0, plc_winding_below_speed_wait_s=90.0))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(5)
+    t0 = (int(time.time()) - 3_600) * 1000
+    states = {a["asset_id"]: AssetState() for a in assets}
+    counters: dict[str, dict[str, int]] = {a["asset_id"]: {} for a in assets}
+    for minute in range(3):
+        for asset in states:
+            start = t0 + 60_000 * minute
+            entry = writer.write_blob(f"plc/{asset}/{minute}.csv",
+                                      _plc_csv(asset, start, 60, 4.0, rng, 1.5, 56.0, speed_ratio=0.6), asset, start,
+                                      end_ms=start + 60_000)
+            writer.publish([entry])
+            out = ingestor.on_line(entry.to_json(), states[asset], asset)
+            states[asset] = states[asset].copy_through_storage()
+            for k, v in out.counters.items():
+                counters[asset][k] = counters[asset].get(k, 0) + v
+    assert counters["FAN-V"].get("plc_winding_baseline_below_speed") == 1
+    assert counters["FAN-V"].get("plc_winding_baseline_learned") == 1
+    share = ventilation_share(0.6, AssetProfile(vfd=True))
+    assert states["FAN-V"].pressure.learned_winding_k == pytest.approx(16.0 / (0.2 + 0.8 * 0.8**2) * share, rel=0.03)
+    assert "plc_winding_baseline_below_speed" not in counters["FAN-M"]
+    assert states["FAN-M"].pressure.learned_winding_k is None
