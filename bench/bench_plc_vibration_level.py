@@ -85,7 +85,7 @@ def main() -> None:
         for raw, s in zip(_render(renderer, stream[: args.max_learning_windows]), stream, strict=False):
             end_ms = int(round(s.t_s * 1000))
             vib_done = vib_done or b.observe_vibration(raw, end_ms, prof.nominal_rpm)
-            wdg_done = wdg_done or b.observe_winding(raw, end_ms, prof.nominal_rpm, prof.rated_current_a)
+            wdg_done = wdg_done or b.observe_winding(raw, end_ms, prof.nominal_rpm, prof.rated_current_a, prof)
             if vib_done and wdg_done:
                 break
         vib[a.asset_id], wdg[a.asset_id] = b.learned_vib_mm_s, b.learned_winding_k

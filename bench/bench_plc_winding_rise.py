@@ -18,7 +18,12 @@ its own healthy windows at other times (``bench_plc_baseline.py``'s learning str
 (:func:`pipeline.features.plc_physics.winding_scale`); the other classes' windows are scored too
 (imbalance and cavitation recall, both ways). ``--sweep T:CAP,...`` scores other read-as levels and caps
 (how :data:`~pipeline.features.plc_physics.WINDING_READ_AS_K` was chosen, on ``--domain train --seed
-4242``, a world of the training domain no model learnt from).
+4242``, a world of the training domain no model learnt from). ``--learning-speed-cap F`` runs each drive's
+learning stream at most ``F`` x its nameplate speed (a drive that never reaches it; the scored windows keep
+their speeds).
+
+``--fan-still-share LO HI``: motors cooled by their own shaft fan cool less at low speed
+(``DomainSpec.fan_still_share``, off in the shipped domains). The summary also gives the drives' windows alone.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ def main() -> None:
                     help="motors cooled by their own shaft fan keep this share of their cooling with it stopped, drawn "
                     "per machine: a drive's motor runs warmer at low speed (DomainSpec.fan_still_share, off in the "
                     "shipped domains)")
+    ap.add_argument("--learning-speed-cap", type=float, default=None, metavar="F",
+                    help="with --learned: each drive's learning stream runs at most F x its nameplate speed (a drive "
+                    "that never reaches it; the scored windows keep their own speeds)")
     ap.add_argument("--severity", type=float, default=0.45, help="cooling failures past this severity count")
     ap.add_argument("--domain", default="unseen", help="simulator domain of the fleet (unseen | train)")
     ap.add_argument("--learned", action="store_true", help="also score with each machine's learned winding level")
@@ -87,9 +95,11 @@ def main() -> None:
         for ai, a in enumerate(fleet):
             prof = profiles[a.asset_id]
             stream = _stream(a, ai, args.seed, "normal", args.max_learning_windows, DOMAINS[args.domain])
+            if args.learning_speed_cap is not None and prof.vfd:
+                stream = [replace(s, drive_fraction=min(s.drive_fraction, args.learning_speed_cap)) for s in stream]
             b = PlcBaseline(rules)
             for raw, s in zip(_render(renderer, stream[: args.max_learning_windows]), stream, strict=False):
-                if b.observe_winding(raw, int(round(s.t_s * 1000)), prof.nominal_rpm, prof.rated_current_a):
+                if b.observe_winding(raw, int(round(s.t_s * 1000)), prof.nominal_rpm, prof.rated_current_a, prof):
                     break
             learned[a.asset_id] = b.learned_winding_k
     types = np.array([s.asset_type for s in keep])
@@ -101,6 +111,7 @@ def main() -> None:
     weights = FusionWeights.load(args.registry / "fusion.json")
     report: dict = {"command": " ".join(sys.argv), "domain": args.domain, "seed": args.seed,
                     "winding_rise_k": list(args.winding_rise), "fan_still_share": args.fan_still_share,
+                    "learning_speed_cap": args.learning_speed_cap,
                     "windows": {"healthy": int((y == "normal").sum()), "cooling_failure": int((y == "cooling_failure").sum())},
                     "severity_over": args.severity, "versions": {}, "summary": {}}
     if args.learned:
