@@ -429,8 +429,8 @@ class PlcBaseline:
         """Offer one window (in time order) to the winding learner; True when this window completed the learning.
 
         It learns at nameplate speed: a drive's slower windows, read as at it, disagree with those at it more
-        than the learner's spread rule allows (docs/models.md, "PLC: a drive's winding level from an export
-        below nameplate speed"). A drive (``profile.vfd``) that has run below it for
+        than the learner's spread rule allows (docs/models.md, "PLC: a drive's winding level below nameplate
+        speed"). A drive (``profile.vfd``) that has run below it for
         ``rules.below_speed_wait_ms`` since its first such window, with no window at nameplate speed learnt
         in that time, learns from its slower windows from then on (:meth:`BaselineRules.winding_level`).
 
