@@ -61,9 +61,9 @@ estimated from the rated power); the same running, speed, alarm and quality rule
 (a drive that shows no window at nameplate speed gives it from its slower windows, down to
 ``min_winding_speed``, read as at nameplate speed: :meth:`BaselineRules.winding_level`; in the job after
 ``below_speed_wait_ms`` of such windows, :meth:`PlcBaseline.observe_winding`; from a healthy export given
-to ``linewatch inspect``, :func:`healthy_levels`); and the machine must have run for ``winding_settle_ms`` since the last standstill the learner saw (a
-winding heats with a time constant of tens of minutes after a start: learnt while it warms, the level
-would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
+to ``linewatch inspect``, :func:`healthy_levels`); and the machine must have run for
+``winding_settle_ms`` since the last standstill the learner saw (a winding heats with a time constant
+of tens of minutes after a start: learnt while it warms, the level would be too low). The windows must agree: interquartile range at most ``max_winding_spread`` x the
 median or ``min_winding_spread_k``, whichever is larger, else the older half is dropped. A cooling
 failure present while the level is learnt is learnt as the machine's normal: the level is too high,
 so the machine is read less keenly than with a true level, and never below one window's reading (the
@@ -538,8 +538,8 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     learning period. The winding needs the rated current; with the windows' ends (in time order) the
     windows within ``winding_settle_ms`` after a standstill are left out of it, as the job does. With the
     machine's ``profile``, an export of a drive with no window at nameplate speed gives it from its slower
-    windows, read as at nameplate speed (:meth:`BaselineRules.winding_level`); the job learns at nameplate
-    speed only (:meth:`PlcBaseline.observe_winding`).
+    windows, read as at nameplate speed (:meth:`BaselineRules.winding_level`; the job does so after an hour
+    without one, :meth:`PlcBaseline.observe_winding`).
 
     >>> from pipeline.features.plc_window import plc_feature_names
     >>> names = plc_feature_names()
