@@ -415,14 +415,15 @@ class Inspector:
     def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
         """Per machine, its running pressure, normal vibration and healthy winding level from PLC exports made
         when it was healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
-        (:func:`pipeline.features.plc_baseline.healthy_levels`). The machine of a file is ``asset_id``,
-        its name's, or its tags'."""
+        (:func:`pipeline.features.plc_baseline.healthy_levels`); an export without a speed tag at its drive's
+        speed setpoint where it logs one (:func:`at_setpoint`). The machine of a file is ``asset_id``, its
+        name's, or its tags'."""
         from pipeline.features.plc_baseline import BaselineRules, healthy_levels
 
         found: dict[str, list] = defaultdict(list)
         for path in healthy:
             aid, windows = self._plc_windows(Path(path), asset_id, [])
-            found[aid] += windows
+            found[aid] += at_setpoint(windows, speed_setpoint_rpm(Path(path), aid))
         out = {}
         for aid, windows in found.items():
             windows = sorted(windows, key=lambda w: w.end_ms)  # time order: the settling after a standstill
@@ -432,11 +433,12 @@ class Inspector:
                                     profile=profile)
             if levels.empty and levels.has_level_tags:
                 why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
-                raise InspectInputError(f"the healthy PLC export of {aid} has no window of normal running (the "
-                                        f"machine running at a steady speed, at its nameplate speed when known (a "
-                                        f"drive's winding: down to {BaselineRules.min_winding_speed:.0%} of it), without alarms, with a vibration or "
-                                        f"pressure tag; {why}): give an export "
-                                        "of the machine in normal operation")
+                slowest = f"{BaselineRules.min_winding_speed:.0%}"
+                raise InspectInputError(
+                    f"the healthy PLC export of {aid} has no window of normal running (the machine running at a steady "
+                    f"speed, from a speed tag or the drive's speed setpoint in rpm, at its nameplate speed when known "
+                    f"(a drive's winding: down to {slowest} of it), without alarms, with a vibration or pressure tag; "
+                    f"{why}): give an export of the machine in normal operation")
             out[aid] = levels
         return out
 
@@ -690,6 +692,39 @@ def _speed_hint(asset_id: str, given: Mapping[str | None, float], from_plc: Mapp
 ABSENT_TAG_WORDS: dict[str, str] = {"current": "motor current", "speed": "speed", "bearing_temp": "bearing temperature",
                                     "winding_temp": "winding temperature", "vibration": "vibration",
                                     "pressure": "pressure"}
+
+
+def at_setpoint(windows: list, setpoint_rpm: float | None) -> list:
+    """The windows of an export without a speed tag read at its drive's speed setpoint (``speed_rpm`` mean
+    the setpoint, its spread 0): a drive holds its shaft at the setpoint within its slip, so the healthy
+    levels' speed rules (:class:`~pipeline.features.plc_baseline.BaselineRules`) can judge them, as audio
+    reads such a machine around its setpoint. Windows with a speed, or without a setpoint, as they are.
+
+    >>> from pipeline.features.plc_window import PlcWindow, plc_feature_names
+    >>> names = plc_feature_names(); v = np.full(len(names), np.nan)
+    >>> (w,) = at_setpoint([PlcWindow("FAN-1", 0, 10_000, v, 100)], 1672.0)
+    >>> float(w.values[names.index("speed_rpm.mean")]), float(w.values[names.index("speed_rpm.std")])
+    (1672.0, 0.0)
+    >>> at_setpoint([w], None)[0] is w
+    True
+    """
+    from dataclasses import replace
+
+    from pipeline.features.plc_window import plc_feature_names
+
+    if setpoint_rpm is None:
+        return windows
+    names = plc_feature_names()
+    mean, spread = names.index("speed_rpm.mean"), names.index("speed_rpm.std")
+    out = []
+    for w in windows:
+        if np.isfinite(w.values[mean]):
+            out.append(w)
+            continue
+        values = w.values.copy()
+        values[mean], values[spread] = setpoint_rpm, 0.0
+        out.append(replace(w, values=values))
+    return out
 
 
 def extrapolation_note(far: list[str]) -> str:

@@ -952,6 +952,40 @@ def test_a_drive_s_speed_setpoint_is_where_audio_reads_a_machine_without_a_speed
             assert not notes and abs(audio.shaft_hz - measured) < 0.02 * measured
 
 
+def test_a_healthy_export_without_a_speed_tag_is_read_at_the_drive_s_speed_setpoint(plant, tmp_path) -> None:
+    """The plant pump's healthy export written as a historian without a speed tag (a drive without a speed
+    sensor) but with its speed setpoint in rpm, given as ``--healthy-plc``: its windows are read at the
+    setpoint, so its pressure, vibration and winding levels are learnt as from the export with its speed tag.
+    Without the setpoint nothing says the machine ran at its nameplate speed, and the export is refused."""
+    root, cases = plant
+    entries = json.loads((root / "assets.json").read_text())
+    pump = next(e for e in entries["assets"] if e["asset_id"] == "PMP-01")
+    (root_vfd := tmp_path / "assets.json").write_text(json.dumps({**entries, "assets": [{**pump, "vfd": True}]}))
+    inspector = Inspector(assets=load_assets(root_vfd))
+    plc = cases["normal"][2]
+    with_speed = inspector.plc_baselines([plc])["PMP-01"]
+    rows = _long_rows(plc)
+    table = {(ts, name): v for ts, _, name, v in rows}
+    speed = float(np.median([v for (_, name), v in table.items() if name == "speed_rpm"]))
+    tags = ("motor_current_a", "bearing_temp_c", "winding_temp_c", "vibration_rms_mm_s", "pressure_bar", "run_state")
+    for setpoint in (True, False):
+        lines = [",".join(["Time", *tags, *(["Speed Setpoint (rpm)"] if setpoint else [])])]
+        for ts in sorted({r[0] for r in rows}):
+            cells = ["" if (v := table.get((ts, t))) is None else f"{v:.6f}" for t in tags]
+            lines.append(",".join([ts, *cells, *([f"{speed:.0f}"] if setpoint else [])]))
+        export = tmp_path / str(setpoint) / f"plc-PMP-01-{STAMP}.csv"
+        export.parent.mkdir()
+        export.write_text("\n".join(lines) + "\n")
+        if setpoint:
+            got = inspector.plc_baselines([export])["PMP-01"]
+            assert got.pressure_bar == pytest.approx(with_speed.pressure_bar, rel=1e-3)
+            assert got.vibration_mm_s == pytest.approx(with_speed.vibration_mm_s, rel=1e-3)
+            assert got.winding_k is not None and got.winding_k == pytest.approx(with_speed.winding_k, rel=0.02)
+        else:
+            with pytest.raises(InspectInputError, match="no window of normal running.*no_speed"):
+                inspector.plc_baselines([export])
+
+
 def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path) -> None:
     """A drive machine's clip read without a measured speed carries a warning with the speed found
     in the sound and how to give the right one; with ``--speed-rpm`` it does not."""
