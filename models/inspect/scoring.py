@@ -346,9 +346,9 @@ class Inspector:
         levels = (healthy or {}).get(asset)
         if levels is not None and levels.empty:  # an export without the tags levels come from (plc_baselines)
             result.warnings.append(
-                "its healthy PLC export (--healthy-plc) was not used: it holds no vibration or pressure tag, nor a "
-                "winding temperature with the rated current in assets.json, which are what a healthy export gives "
-                "(the machine's normal levels)")
+                "its healthy PLC export (--healthy-plc) was not used: it holds no vibration or pressure tag, nor "
+                "winding and bearing temperatures with the current (and the rated current in assets.json), which are "
+                "what a healthy export gives (the machine's normal levels)")
         elif levels is not None:
             profile = (profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
                        .with_normal_winding(levels.winding_k))

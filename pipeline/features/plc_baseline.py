@@ -519,8 +519,9 @@ class PlcHealthyLevels:
     windows: int  #: windows read
     rejected: dict[str, int] = field(default_factory=dict)  #: why windows were not used (either level)
     winding_k: float | None = None  #: the healthy winding level (:func:`winding_ratio`), where it could be read
-    #: whether the windows hold a tag a level is learnt from (the vibration, the pressure, or the winding
-    #: temperature where the rated current is known): a historian without any has nothing to give
+    #: whether the windows hold the tags a level is learnt from (the vibration, the pressure, or the winding and
+    #: bearing temperatures and the current where the rated current is known): a historian without any has
+    #: nothing to give
     has_level_tags: bool = True
 
     @property
@@ -571,6 +572,12 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     >>> bare[0][names.index("pressure_bar.mean")] = np.nan
     >>> levels = healthy_levels(bare, 1480.0); levels.empty, levels.has_level_tags
     (True, False)
+
+    A winding temperature without a bearing temperature gives no level either (a motor spindle's historian):
+
+    >>> bare[0][names.index("bearing_temp_c.mean")] = np.nan
+    >>> healthy_levels(bare, 1480.0, rated_current_a=20.0).has_level_tags
+    False
     """
     rules = rules or BaselineRules()
     pressures: list[tuple[bool, float]] = []
@@ -609,6 +616,8 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     vibration = round(float(np.median(vibrations)), 4) if vibrations else None
     windings = windings or slower
     winding = round(float(np.median(windings)), 3) if windings else None
-    columns = ["vibration_rms_mm_s.mean", "pressure_bar.mean"] + (["winding_temp_c.mean"] if rated_current_a else [])
-    has_tags = any(np.isfinite(float(np.asarray(raw)[_INDEX[c]])) for raw in raws for c in columns)
+    level_tags = [("vibration_rms_mm_s.mean",), ("pressure_bar.mean",)]
+    if rated_current_a:  # the winding level reads the winding over the bearing per unit of load heat
+        level_tags.append(("winding_temp_c.mean", "bearing_temp_c.mean", "motor_current_a.mean"))
+    has_tags = any(all(np.isfinite(float(np.asarray(raw)[_INDEX[c]])) for c in tags) for raw in raws for tags in level_tags)
     return PlcHealthyLevels(pressure, vibration, len(raws), rejected, winding, has_tags)
