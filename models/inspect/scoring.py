@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -708,8 +708,6 @@ def at_setpoint(windows: list, setpoint_rpm: float | None) -> list:
     >>> at_setpoint([w], None)[0] is w
     True
     """
-    from dataclasses import replace
-
     from pipeline.features.plc_window import plc_feature_names
 
     if setpoint_rpm is None:

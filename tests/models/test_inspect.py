@@ -963,8 +963,9 @@ def test_a_healthy_export_without_a_speed_tag_is_read_at_the_drive_s_speed_setpo
     root, cases = plant
     entries = json.loads((root / "assets.json").read_text())
     pump = next(e for e in entries["assets"] if e["asset_id"] == "PMP-01")
-    (root_vfd := tmp_path / "assets.json").write_text(json.dumps({**entries, "assets": [{**pump, "vfd": True}]}))
-    inspector = Inspector(assets=load_assets(root_vfd))
+    on_drive = tmp_path / "assets.json"
+    on_drive.write_text(json.dumps({**entries, "assets": [{**pump, "vfd": True}]}))
+    inspector = Inspector(assets=load_assets(on_drive))
     plc = cases["normal"][2]
     with_speed = inspector.plc_baselines([plc])["PMP-01"]
     rows = _long_rows(plc)
