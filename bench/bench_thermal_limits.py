@@ -47,6 +47,14 @@ FPR = 0.01
 FAULTS = ("cooling_failure", "electrical_overheating", "bearing_wear")
 READINGS = ("one frame", "+ load", "+ baseline near its load", "+ baseline at the same load",
             "+ baseline at any load")
+#: The reference at any load as ``linewatch inspect --healthy-thermal`` reads it: brought to the frame's
+#: ambient; as it is, and read at the frame's operating point from the PLC windows of both
+#: (:func:`pipeline.features.thermal_load.body_rise_ratio`: every ratio, or only those in
+#: :data:`~pipeline.features.thermal_load.RISE_RATIO_RANGE`, the frame read alone otherwise). Scored with the
+#: shipped model only.
+AT_ANY_LOAD = (("+ reference at any load (inspect)", "any_ref"),
+               ("+ reference at any load, read at the frame's load", "any_at_load"),
+               ("+ reference at any load, read at the frame's load within the ratio range", "any_at_load_in_range"))
 
 
 def _render_machine(args: tuple[str, int, int, int, int]) -> dict[str, np.ndarray] | None:
@@ -54,7 +62,10 @@ def _render_machine(args: tuple[str, int, int, int, int]) -> dict[str, np.ndarra
     from linewatch.simulator.domain import DomainRenderer
     from linewatch.simulator.noise import make_rng
     from models.data.domain_data import BASELINE_LOAD_SPAN, domain_world
-    from pipeline.features.thermal_regions import thermal_vector
+    from linewatch.contract.plc_tags import PLC_TAGS
+    from pipeline.features.thermal_load import OperatingPoint, body_rise_ratio, usable_rise_ratio
+    from pipeline.features.thermal_reference import reference_frame, vector_against_references
+    from pipeline.features.thermal_regions import frame_to_celsius, thermal_vector
 
     domain, n_assets, seed, per_class, asset_index = args
     fleet, profiles, specs = domain_world(domain, n_assets, seed, per_class)
@@ -65,22 +76,44 @@ def _render_machine(args: tuple[str, int, int, int, int]) -> dict[str, np.ndarra
     profile = profiles[wanted[0].asset_id]
     rng = make_rng(seed, "bench-thermal-limits", domain, asset_index)
 
-    def healthy_at(spec, load: float, k: int) -> np.ndarray:
+    def rendered(spec) -> tuple[np.ndarray, OperatingPoint | None]:
+        """The frame and the operating point the machine's PLC shows in the same window."""
+        sample = renderer.render(spec, ("thermal", "plc"))
+        current, speed = (sample.plc.values[:, PLC_TAGS.index(t)] for t in ("motor_current_a", "speed_rpm"))
+        point = None
+        if np.isfinite(current).any():
+            point = OperatingPoint(float(np.nanmedian(current)),
+                                   float(np.nanmedian(speed)) if np.isfinite(speed).any() else None)
+        return sample.frame, point
+
+    def healthy_at(spec, load: float, k: int) -> tuple[np.ndarray, OperatingPoint | None]:
         other = replace(spec, index=80_000_000 + spec.index * 4 + k, load_level=load,
                         ambient_c=spec.ambient_c + float(rng.normal(0.0, 1.5)), fault="normal",
                         physical_fault="normal", severity=0.0, variant="", drift="none", drift_level=0.0)
-        return renderer.render(other, ("thermal",)).frame
+        return rendered(other)
 
-    rows: dict[str, list] = {k: [] for k in ("index", "none", "near", "same", "any", "load")}
+    rows: dict[str, list] = {k: [] for k in ("index", "none", "near", "same", "any", "load", "any_ref",
+                                             "any_at_load", "any_at_load_in_range", "rise_ratio")}
     for s in wanted:
-        frame = renderer.render(s, ("thermal",)).frame
+        frame, now = rendered(s)
         near_load = float(np.clip(s.load_level + BASELINE_LOAD_SPAN * rng.uniform(-1, 1), -1.0, 1.0))
         rows["index"].append(s.index)
         rows["none"].append(thermal_vector(frame, profile, None))
-        rows["near"].append(thermal_vector(frame, profile, healthy_at(s, near_load, 1)))
-        rows["same"].append(thermal_vector(frame, profile, healthy_at(s, s.load_level, 2)))
-        rows["any"].append(thermal_vector(frame, profile, healthy_at(s, float(rng.uniform(-1, 1)), 3)))
+        rows["near"].append(thermal_vector(frame, profile, healthy_at(s, near_load, 1)[0]))
+        rows["same"].append(thermal_vector(frame, profile, healthy_at(s, s.load_level, 2)[0]))
+        any_frame, then = healthy_at(s, float(rng.uniform(-1, 1)), 3)
+        rows["any"].append(thermal_vector(frame, profile, any_frame))
         rows["load"].append(s.load_level)
+        # the same reference as `linewatch inspect --healthy-thermal` reads it (brought to the frame's ambient), as
+        # it is and read at the frame's operating point from the two PLC windows (pipeline.features.thermal_load)
+        frame_c, ref = frame_to_celsius(frame, profile.frame), reference_frame(any_frame, profile)
+        ratio = body_rise_ratio(now, then, profile) if now is not None and then is not None else None
+        rows["rise_ratio"].append(np.nan if ratio is None else ratio)
+        rows["any_ref"].append(vector_against_references(frame_c, profile, [ref], band_k=0.0)[0])
+        rows["any_at_load"].append(vector_against_references(frame_c, profile, [ref], band_k=0.0, rise_ratio=ratio)[0])
+        rows["any_at_load_in_range"].append(
+            vector_against_references(frame_c, profile, [ref] if usable_rise_ratio(ratio) else [], band_k=0.0,
+                                      rise_ratio=ratio)[0])
     return {k: np.asarray(v, dtype=np.int64 if k == "index" else np.float64) for k, v in rows.items()}
 
 
@@ -163,7 +196,7 @@ def shipped_model(data: dict[str, np.ndarray], registry_dir: Path) -> dict:
                             ("+ baseline at the same load", "same", 0.0), ("+ baseline at any load", "any", 0.0),
                             *((f"{n}, {REFERENCE_DEAD_BAND_K:g} K dead band", k, REFERENCE_DEAD_BAND_K)
                               for n, k in (("+ baseline near its load", "near"), ("+ baseline at the same load", "same"),
-                                           ("+ baseline at any load", "any")))):
+                                           ("+ baseline at any load", "any"), *AT_ANY_LOAD))):
         x = dead_band(data[key], band) if band > 0 else data[key]
         p = apply_mask(softmax(ort_logits(session, x.astype(np.float32))), possible)
         p = restrict_arrays({"thermal": p}, weights.visible, classes)["thermal"]
@@ -174,6 +207,18 @@ def shipped_model(data: dict[str, np.ndarray], registry_dir: Path) -> dict:
             row[fault] = round(float(np.mean(top[past] == fault)), 3)
         out[name] = row
     return out
+
+
+def rise_ratio_summary(ratios: np.ndarray) -> dict:
+    """How many samples had their reference read at their own operating point, and the ratios' spread."""
+    from pipeline.features.thermal_load import RISE_RATIO_RANGE
+
+    known = ratios[np.isfinite(ratios)]
+    return {"samples": int(ratios.size), "known": int(known.size),
+            "in_range": int(np.sum((known >= RISE_RATIO_RANGE[0]) & (known <= RISE_RATIO_RANGE[1]))),
+            "range": list(RISE_RATIO_RANGE),
+            "percentiles_5_25_50_75_95": [round(float(v), 3) for v in np.percentile(known, [5, 25, 50, 75, 95])]
+            if known.size else []}
 
 
 def plot(results: dict, path: Path) -> None:
@@ -211,6 +256,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--registry", type=Path, default=Path("models/default"))
     parser.add_argument("--out", type=Path, default=Path("bench/results/thermal_limits.json"))
+    parser.add_argument("--shipped-only", action="store_true",
+                        help="score the shipped model only (no held-out detectors, no PNG)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     data = render(args.domain, args.assets, args.seed, args.per_class, args.workers)
@@ -219,14 +266,17 @@ def main() -> None:
                "assets": args.assets, "host": platform.node(), "cpus": args.workers,
                "render_s": round(render_s, 1),
                "counts": {f: int(np.sum(data["fault"] == f)) for f in ("normal", *FAULTS)},
-               "detectors": detector_recalls(data, args.seed),
+               "rise_ratio": rise_ratio_summary(data["rise_ratio"]),
+               "detectors": {} if args.shipped_only else detector_recalls(data, args.seed),
                "shipped": shipped_model(data, args.registry)}
     results["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
-    plot(results, args.out.with_suffix(".png"))
-    print(json.dumps({f: {n: r["recall"] for n, r in v["readings"].items()} for f, v in results["detectors"].items()},
-                     indent=1))
+    if not args.shipped_only:
+        plot(results, args.out.with_suffix(".png"))
+        print(json.dumps({f: {n: r["recall"] for n, r in v["readings"].items()}
+                          for f, v in results["detectors"].items()}, indent=1))
+    print(json.dumps(results["rise_ratio"], indent=1))
     print(json.dumps(results["shipped"], indent=1))
 
 

@@ -36,7 +36,9 @@ def inspect(
                                                help="A thermal frame (TIFF, PNG, .npy or matrix CSV) of the same machine when it was healthy, "
                                                "at a similar load (e.g. its commissioning survey; repeatable, any "
                                                "camera position): its frames are read against it, which is how "
-                                               "thermal tells a cooling failure from a machine that runs hot anyway."),
+                                               "thermal tells a cooling failure from a machine that runs hot anyway. "
+                                               "With the machine's PLC file in the call and its --healthy-plc export "
+                                               "of the same visit, it is read at the frame's load (motor current)."),
     healthy_plc: list[Path] = typer.Option([], "--healthy-plc", exists=True, dir_okay=False,
                                            help="A PLC export (CSV / JSON lines) of the same machine in normal "
                                            "operation (repeatable): gives its running pressure where assets.json "
@@ -44,7 +46,8 @@ def inspect(
                                            "an imbalance from a machine that runs rough anyway, a piston "
                                            "compressor) and how warm its winding runs (how it tells a cooling "
                                            "failure from a motor that runs hot anyway; needs the rated current), "
-                                           "as the live job learns them."),
+                                           "as the live job learns them; and the load a --healthy-thermal frame "
+                                           "of the same visit was taken at."),
     speed_rpm: list[str] = typer.Option([], "--speed-rpm",
                                         help="The shaft speed you measured while recording (tachometer, the "
                                         "drive's display), in rpm: RPM for every machine or ASSET=RPM for one "

@@ -35,6 +35,7 @@ from models.inspect.readers import (
     read_wav,
     speed_setpoint_rpm,
 )
+from models.inspect.reference_load import common_point, reference_load
 from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry, default_registry
 from models.ruled_out import rule_out, ruled_out, ruled_out_note
@@ -44,6 +45,7 @@ from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.plc_running import NOT_RUNNING_STAT, RUN_UP_MS, follow_run
+from pipeline.features.thermal_load import OperatingPoint, operating_point
 from pipeline.features.thermal_reference import ThermalReference
 
 MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac": "audio", ".ogg": "audio",
@@ -324,9 +326,10 @@ class Inspector:
 
     def _plc(self, path: Path, asset_id: str | None, result: FileResult,
              healthy: dict[str, PlcHealthyLevels] | None = None
-             ) -> tuple[list[np.ndarray], float | None, dict[str, float] | None]:
-        """The model inputs of a PLC file's windows, its measured shaft speed (Hz) and the stats its
-        withheld classes are read from. Windows in which the machine stood still for a while or ran up
+             ) -> tuple[list[np.ndarray], float | None, dict[str, float] | None, OperatingPoint | None]:
+        """The model inputs of a PLC file's windows, its measured shaft speed (Hz), the stats its
+        withheld classes are read from and the machine's operating point in it (the median running current
+        and speed: :func:`~pipeline.features.thermal_load.operating_point`). Windows in which the machine stood still for a while or ran up
         (:func:`~pipeline.features.plc_running.follow_run`) are left out when others remain; a file
         with no other window withholds every fault."""
         from pipeline.features.messages import plc_features_message
@@ -410,23 +413,29 @@ class Inspector:
                 "when healthy (a piston compressor); if it is the latter, give its normal level "
                 "(vibration_normal_mm_s in assets.json) or a healthy export with --healthy-plc")
         result.windows = len(inputs)
-        return inputs, (float(np.median(speeds)) / 60.0 if speeds else None), stats
+        point = operating_point([w.values for w in windows])
+        return inputs, (float(np.median(speeds)) / 60.0 if speeds else None), stats, point
 
-    def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
-        """Per machine, its running pressure, normal vibration and healthy winding level from PLC exports made
-        when it was healthy (``--healthy-plc``): the windows the job would learn from, read with the job's rules
-        (:func:`pipeline.features.plc_baseline.healthy_levels`); an export without a speed tag at its drive's
-        speed setpoint where it logs one (:func:`at_setpoint`). The machine of a file is ``asset_id``, its
-        name's, or its tags'."""
-        from pipeline.features.plc_baseline import BaselineRules, healthy_levels
-
+    def healthy_plc_windows(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, list]:
+        """Per machine, the windows of its PLC exports made when it was healthy (``--healthy-plc``) in time
+        order; an export without a speed tag at its drive's speed setpoint where it logs one
+        (:func:`at_setpoint`). The machine of a file is ``asset_id``, its name's, or its tags'."""
         found: dict[str, list] = defaultdict(list)
         for path in healthy:
             aid, windows = self._plc_windows(Path(path), asset_id, [])
             found[aid] += at_setpoint(windows, speed_setpoint_rpm(Path(path), aid))
+        return {aid: sorted(windows, key=lambda w: w.end_ms) for aid, windows in found.items()}
+
+    def plc_baselines(self, healthy: list[Path] | Mapping[str, list], asset_id: str | None = None
+                      ) -> dict[str, PlcHealthyLevels]:
+        """Per machine, its running pressure, normal vibration and healthy winding level from PLC exports made
+        when it was healthy (``--healthy-plc``; or their windows, :meth:`healthy_plc_windows`): the windows the
+        job would learn from, read with the job's rules (:func:`pipeline.features.plc_baseline.healthy_levels`)."""
+        from pipeline.features.plc_baseline import BaselineRules, healthy_levels
+
+        found = healthy if isinstance(healthy, Mapping) else self.healthy_plc_windows(healthy, asset_id)
         out = {}
-        for aid, windows in found.items():
-            windows = sorted(windows, key=lambda w: w.end_ms)  # time order: the settling after a standstill
+        for aid, windows in found.items():  # in time order: the settling after a standstill
             profile = self.profile(aid, [])
             levels = healthy_levels([w.values for w in windows], profile.nominal_rpm,
                                     rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows],
@@ -491,8 +500,9 @@ class Inspector:
         """Score every file; fuse per machine where several modalities are present. ``healthy_audio``:
         WAV recordings of the same machines when healthy, which its clips are read against;
         ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
-        its frames are read against; ``healthy_plc``: PLC exports of the same machines in normal
-        operation, which give their running pressure (where assets.json has no nominal pressure),
+        its frames are read against, at a frame's own load where its machine's PLC file in ``paths`` and
+        its ``healthy_plc`` export both give the motor current (:mod:`models.inspect.reference_load`);
+        ``healthy_plc``: PLC exports of the same machines in normal operation, which give their running pressure (where assets.json has no nominal pressure),
         normal vibration (where it has no ``vibration_normal_mm_s``) and healthy winding level (where the
         rated current is known), as the job learns them.
         ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
@@ -515,7 +525,10 @@ class Inspector:
 
         baselines = self.audio_baselines(healthy_audio or [], asset_id)
         references = self.thermal_references(healthy_thermal or [], asset_id)
-        plc_levels = self.plc_baselines(healthy_plc or [], asset_id)
+        healthy_windows = self.healthy_plc_windows(healthy_plc or [], asset_id)
+        plc_levels = self.plc_baselines(healthy_windows)
+        healthy_points = {aid: operating_point([w.values for w in windows]) for aid, windows in healthy_windows.items()}
+        points: dict[str, list[OperatingPoint]] = defaultdict(list)  # per machine, of its PLC files in this call
 
         results: list[FileResult] = []
         probs_by_asset: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
@@ -535,7 +548,9 @@ class Inspector:
                 modality = result.modality = modality_of(path)
                 stats: dict[str, float] | None = None  # the features message's
                 if modality == "plc":
-                    inputs, speed, stats = self._plc(path, asset_id, result, plc_levels)
+                    inputs, speed, stats, point = self._plc(path, asset_id, result, plc_levels)
+                    if point is not None and result.asset_id:
+                        points[result.asset_id].append(point)
                     source = SPEED_SOURCES[2]
                     if not speed and (setpoint := speed_setpoint_rpm(path, result.asset_id)) is not None:
                         speed, source = setpoint / 60.0, SPEED_SOURCES[4]
@@ -614,9 +629,13 @@ class Inspector:
                             result.warnings.append(unknown_regions_note(profile.unknown_regions))
                         if profile.unreadable_regions:
                             result.warnings.append(unreadable_regions_note(profile.unreadable_regions))
+                        at_load = reference_load(common_point(points.get(aid, [])), healthy_points.get(aid), profile)
+                        if references.get(aid) and at_load.note:
+                            result.warnings.append(at_load.note)
                         msg = thermal_message_any_unit(aid, profile.asset_type, 0, read_frame(path, result.warnings),
                                                        profile, source=str(path), warnings=result.warnings,
-                                                       references=references.get(aid, ()))
+                                                       references=references.get(aid, ()) if at_load.use else (),
+                                                       reference_rise_ratio=at_load.rise_ratio)
                     inputs, stats = [input_array(modality, msg)], msg.stats
                     asset_type = profile.asset_type
                 probs, classes, name = self._predict(modality, inputs, asset_type)

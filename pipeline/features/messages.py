@@ -122,16 +122,19 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
 def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int, frame: np.ndarray,
                              asset: object = None, source: str = "", ingest_time_ms: int = 0,
                              warnings: list[str] | None = None,
-                             references: Sequence[ThermalReference] = ()) -> ThermalFeatures:
+                             references: Sequence[ThermalReference] = (),
+                             reference_rise_ratio: float | None = None) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
     with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
     registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to
     ``warnings``. ``references``: healthy frames of the same machine
-    (:mod:`pipeline.features.thermal_reference`), read as its baseline."""
+    (:mod:`pipeline.features.thermal_reference`), read as its baseline; ``reference_rise_ratio``: the motor
+    body's rise at this frame's operating point over its rise at theirs
+    (:func:`pipeline.features.thermal_load.body_rise_ratio`), None to read them as they are."""
     profile = _profile(asset)
     frame_c = frame_to_celsius(frame, profile.frame, notes=warnings)
     frame_ck = np.clip(np.rint((frame_c + KELVIN) * 100.0), 0, 65535).astype(np.uint16)
-    vector, fit = vector_against_references(frame_c, profile, references)
+    vector, fit = vector_against_references(frame_c, profile, references, rise_ratio=reference_rise_ratio)
     stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)
     _fit_stats(stats, fit)
     _body_stats(stats, frame_c, fit, profile)

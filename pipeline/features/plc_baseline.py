@@ -93,7 +93,7 @@ import math
 import numpy as np
 
 from pipeline.features.asset_profile import AssetProfile
-from pipeline.features.plc_physics import ventilation_share
+from pipeline.features.plc_physics import load_heat, ventilation_share
 from pipeline.features.plc_window import WINDOW_MS, plc_feature_names
 
 _INDEX = {name: i for i, name in enumerate(plc_feature_names())}
@@ -117,7 +117,7 @@ def winding_ratio(raw: np.ndarray, rated_current_a: float) -> float:
     w, b, i = (float(raw[_INDEX[n]]) for n in ("winding_temp_c.mean", "bearing_temp_c.mean", "motor_current_a.mean"))
     if not (np.isfinite(w) and np.isfinite(b) and np.isfinite(i) and i > 0 and rated_current_a > 0):
         return math.nan
-    return (w - b) / (0.2 + 0.8 * (i / rated_current_a) ** 2)
+    return (w - b) / load_heat(i, rated_current_a)
 
 
 def _agreeing_median(values: list[float], max_spread: float, min_spread: float) -> float | None:

@@ -108,6 +108,24 @@ runs very cool has a small, noisy difference. On the same validation world a cap
 recall 0.846, 3 gave 0.985 but cavitation recall 0.980 -> 0.959."""
 
 
+LOAD_HEAT_AT_NO_LOAD = 0.2
+"""The share of a motor's heat at rated current that does not grow with the current (iron, friction and
+windage losses): :func:`load_heat`."""
+
+
+def load_heat(current_a: float, rated_current_a: float) -> float:
+    """A motor's heat at ``current_a`` over its heat at rated current: ``0.2 + 0.8 (I / I_rated)^2`` (the
+    copper losses grow with the square of the current; :data:`LOAD_HEAT_AT_NO_LOAD` of the heat at rated
+    current is there at no load). NaN without a rated current.
+
+    >>> load_heat(20.0, 20.0), round(load_heat(10.0, 20.0), 2), load_heat(10.0, 0.0)
+    (1.0, 0.4, nan)
+    """
+    if not rated_current_a > 0.0:
+        return float("nan")
+    return LOAD_HEAT_AT_NO_LOAD + (1.0 - LOAD_HEAT_AT_NO_LOAD) * (float(current_a) / float(rated_current_a)) ** 2
+
+
 def winding_scale(normal_k: float | None) -> float:
     """Factor on a window's winding-over-bearing temperature difference so that the machine's healthy
     level reads as :data:`WINDING_READ_AS_K` when it runs cooler (at most :data:`MAX_WINDING_SCALE`);

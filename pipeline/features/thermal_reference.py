@@ -107,17 +107,31 @@ def reference_frame(frame: np.ndarray, asset: object = None,
 
 
 def vector_against_references(frame_c: np.ndarray, asset: object, references: Sequence[ThermalReference],
-                              band_k: float = REFERENCE_DEAD_BAND_K) -> tuple[np.ndarray, RegionFit]:
+                              band_k: float = REFERENCE_DEAD_BAND_K, rise_ratio: float | None = None
+                              ) -> tuple[np.ndarray, RegionFit]:
     """The thermal vector of a frame in °C read against healthy references: the baseline values
     averaged over the references (each read in its own boxes, brought to the frame's ambient; the
     changes within ``band_k`` read as none: :func:`dead_band`), the others the frame's own. Without
-    references, the frame's vector without a baseline."""
+    references, the frame's vector without a baseline.
+
+    ``rise_ratio``: the motor body's rise at this frame's operating point over its rise at the
+    references' (:func:`pipeline.features.thermal_load.body_rise_ratio`); the parts of
+    :data:`~pipeline.features.thermal_regions.LOAD_SCALED_REGIONS` of each reference are read with their rise
+    over its ambient times it, as the reference would have shown them at this frame's load.
+
+    >>> frame = np.full((60, 80), 22.0, np.float32); frame[20:40, 20:50] = 32.0   # body +10 K
+    >>> asset = {"asset_id": "M", "regions": {"motor_body": [20, 20, 50, 40]}, "frame": {"unit": "celsius"}}
+    >>> ref = reference_frame(frame, asset)                     # the same healthy body, at another load
+    >>> i = THERMAL_VECTOR_NAMES.index("baseline.delta_body_mean")
+    >>> [round(float(vector_against_references(frame, asset, [ref], 0.0, k)[0][i]), 1) for k in (None, 1.0, 0.6)]
+    [0.0, 0.0, 4.0]
+    """
     vector, fit = thermal_vector_fit(frame_c, asset, None, frame_meta=_CELSIUS)
     if not references:
         return vector, fit
     ambient = ambient_estimate(frame_c, fit.boxes)
     against = [thermal_vector_fit(frame_c, asset, ref.frame_c + np.float32(ambient - ref.ambient_c),
-                                  frame_meta=_CELSIUS, baseline_boxes=ref.boxes)[0]
+                                  frame_meta=_CELSIUS, baseline_boxes=ref.boxes, baseline_rise_ratio=rise_ratio)[0]
                for ref in references]
     out = vector.copy()
     out[_BASELINE_COLUMNS] = np.mean(np.stack(against)[:, _BASELINE_COLUMNS], axis=0)

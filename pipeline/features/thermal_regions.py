@@ -70,6 +70,10 @@ THERMAL_VECTOR_NAMES: tuple[str, ...] = (
     *(f"global.{n}" for n in GLOBAL), *(f"baseline.{n}" for n in BASELINE),
 )
 HOT_DELTA_K = 15.0
+#: The parts whose baseline is read at the frame's operating point (``baseline_rise_ratio`` of
+#: :func:`thermal_vector_fit`): the motor body and its terminal box warm with the motor's losses; the bearing
+#: housings, the coupling and the driven machine with friction and the process.
+LOAD_SCALED_REGIONS: tuple[str, ...] = ("motor_body", "terminal_box")
 AMBIENT_FALLBACK_PERCENTILE = 10.0
 MIN_BACKGROUND_FRAC = 0.08
 
@@ -332,14 +336,17 @@ def thermal_vector(frame: np.ndarray, asset: object = None, baseline: np.ndarray
 
 def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.ndarray | None = None,
                        frame_meta: FrameMeta | Mapping | None = None, fit: bool | None = None,
-                       baseline_boxes: Mapping[str, tuple[int, int, int, int]] | None = None
-                       ) -> tuple[np.ndarray, RegionFit]:
+                       baseline_boxes: Mapping[str, tuple[int, int, int, int]] | None = None,
+                       baseline_rise_ratio: float | None = None) -> tuple[np.ndarray, RegionFit]:
     """:func:`thermal_vector` and the :class:`~pipeline.features.thermal_fit.RegionFit` it read
     the frame with (``status`` ``registered`` / ``proposed`` deserve a warning to the user).
 
     ``baseline_boxes``: the region boxes of ``baseline`` when it was not taken by the same fixed
     camera (a reference frame of a handheld camera: its own fitted boxes, any frame size); by
     default the baseline is read in the frame's boxes and must have the frame's shape.
+    ``baseline_rise_ratio``: a baseline taken at another operating point of the motor (a healthy reference
+    at another load): the rise of its :data:`LOAD_SCALED_REGIONS` over its own ambient is read times this
+    ratio (:func:`pipeline.features.thermal_load.body_rise_ratio`), as it would have been at this frame's.
 
     Raises :class:`ThermalInputError` for a frame that cannot be read (an unknown unit ...) or
     shows nothing (no contrast: :mod:`pipeline.features.frame_contrast`)."""
@@ -402,6 +409,7 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
     if baseline is not None and (baseline_boxes is not None or np.shape(baseline) == np.shape(frame)):
         base_c = frame_to_celsius(baseline, meta)
         then_boxes = boxes if baseline_boxes is None else baseline_boxes
+        then_ambient = ambient_estimate(base_c, then_boxes) if baseline_rise_ratio is not None else 0.0
         base = [1.0]
         for name, how in (("motor_body", "mean"), ("de_bearing", "max"), ("nde_bearing", "max"),
                           ("terminal_box", "max"), ("coupling", "mean"), ("pump_inlet", "mean")):
@@ -415,6 +423,10 @@ def thermal_vector_fit(frame: np.ndarray, asset: object = None, baseline: np.nda
             if now.size == 0 or then.size == 0:
                 base.append(0.0)
                 continue
-            base.append(float(now.max() - then.max()) if how == "max" else float(now.mean() - then.mean()))
+            then_level = float(then.max() if how == "max" else then.mean())
+            delta = float(now.max() if how == "max" else now.mean()) - then_level
+            if baseline_rise_ratio is not None and name in LOAD_SCALED_REGIONS:
+                delta += (1.0 - baseline_rise_ratio) * max(0.0, then_level - then_ambient)
+            base.append(delta)
     vec = np.asarray(out + rel + ratios + glob + base, dtype=np.float64)
     return np.nan_to_num(vec, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32), region_fit
