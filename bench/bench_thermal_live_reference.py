@@ -14,7 +14,11 @@ Every machine's frames go through the pipeline's thermal feature code three ways
   machine's PLC samples; read near the frame's current, brought to its ambient, changes within
   the 3 K dead band read as none), and the running baseline for a frame where no learned frame is
   near its load (as the job does);
-* **one frame**: without a baseline.
+* **one frame**: without a baseline;
+* **learned reference, at load**: as the learned reference, and where no learned frame is near the frame's
+  current, against the learned frames nearest it scaled to its load
+  (:func:`pipeline.handlers.thermal.reference_at_load`, ``flink.thermal_reference_at_load``, since
+  2026-12-07) before the running baseline.
 
 Each scored frame (one per ``--every`` seconds after ``--score-from``) is classified by the shipped
 thermal INT8 student as served (restricted to thermal's visible classes; the fault is its top
@@ -36,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-READINGS = ("running baseline", "learned reference", "one frame")
+READINGS = ("running baseline", "learned reference", "one frame", "learned reference, at load")
 BANDS = ((0.05, 0.2), (0.2, 0.5), (0.5, 1.01))
 VARIANT = {"cooling_failure": "blocked_fins", "electrical_overheating": "loose_lug", "bearing_wear": "outer_race"}
 
@@ -51,7 +55,9 @@ def render(fault: str, n_assets: int, seconds: int, onset_s: float, ramp_s: floa
     from pipeline.features.messages import thermal_features_message
     from pipeline.features.thermal_commissioning import ThermalCommissioning, ThermalReferenceRules
     from pipeline.features.thermal_features import ThermalBaseline
+    from pipeline.features.asset_profile import as_profile
     from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
+    from pipeline.handlers.thermal import reference_at_load
 
     config = SimulatorConfig(seed=seed, thermal_fps=1.0, fault_fraction=0.0, drift_fraction=0.0, stops_per_hour=0.0,
                              realtime_episode_s=1e6)
@@ -71,8 +77,9 @@ def render(fault: str, n_assets: int, seconds: int, onset_s: float, ramp_s: floa
     running = {a.asset_id: ThermalBaseline() for a in factory.fleet}
     learned = {a.asset_id: ThermalCommissioning(ThermalReferenceRules()) for a in factory.fleet}
     current: dict[str, float] = {}
+    profiles = {aid: as_profile(entry) for aid, entry in info.items()}
     rows: dict[str, list] = {"asset_id": [], "asset_type": [], "t_s": [], "severity": [], "read_reference": [],
-                             **{r: [] for r in READINGS}}
+                             "read_at_load": [], **{r: [] for r in READINGS}}
     for k in range(seconds):
         for stream in streams:
             aid, kind = stream.asset.asset_id, stream.asset.asset_type
@@ -84,12 +91,21 @@ def render(fault: str, n_assets: int, seconds: int, onset_s: float, ramp_s: floa
                 ref = learned[aid].reference(current.get(aid), frame, boxes)
                 if t_frame >= score_from_s and int(t_frame) % every_s == 0:
                     base = running[aid].baseline_ck
-                    for name, baseline, band in (("running baseline", base, 0.0),
-                                                 ("learned reference", ref if ref is not None else base,
-                                                  REFERENCE_DEAD_BAND_K if ref is not None else 0.0),
-                                                 ("one frame", None, 0.0)):
+                    at_load, ratio = None, None
+                    if ref is None and aid in current and learned[aid].learned:
+                        at_load, ratio = reference_at_load(learned[aid], current[aid], frame, boxes, profiles[aid])
+                    either = ref if ref is not None else at_load
+                    for name, baseline, band, rise in (
+                            ("running baseline", base, 0.0, None),
+                            ("learned reference", ref if ref is not None else base,
+                             REFERENCE_DEAD_BAND_K if ref is not None else 0.0, None),
+                            ("one frame", None, 0.0, None),
+                            ("learned reference, at load", either if either is not None else base,
+                             REFERENCE_DEAD_BAND_K if either is not None else 0.0, ratio)):
                         rows[name].append(thermal_features_message(aid, kind, 0, frame, baseline, asset=info[aid],
-                                                                   baseline_band_k=band).vector)
+                                                                   baseline_band_k=band,
+                                                                   baseline_rise_ratio=rise).vector)
+                    rows["read_at_load"].append(at_load is not None)
                     ep = episodes.get(aid)
                     rows["asset_id"].append(aid)
                     rows["asset_type"].append(kind)
@@ -121,6 +137,8 @@ def score(fault: str, data: dict, registry_dir: Path) -> dict:
     out: dict = {"model": f"thermal {model.version}", "n_healthy": int(healthy.sum()),
                  "read_reference_share": {"healthy": round(float(np.mean(data["read_reference"][healthy])), 3),
                                           "faulty": round(float(np.mean(data["read_reference"][~healthy])), 3)},
+                 "read_at_load_share": {"healthy": round(float(np.mean(data["read_at_load"][healthy])), 3),
+                                        "faulty": round(float(np.mean(data["read_at_load"][~healthy])), 3)},
                  "readings": {}}
     for name in READINGS:
         p = apply_mask(softmax(ort_logits(session, data[name].astype(np.float32))), possible)

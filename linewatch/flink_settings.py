@@ -154,6 +154,13 @@ class FlinkSettings(BaseModel):
         description="A frame is read against the learnt frames whose motor current lies within this fraction of its "
         "own (the asset's newest accepted motor_current_a, at most thermal_reference_current_age_s from the frame).",
     )
+    thermal_reference_at_load: bool = Field(
+        default=True,
+        description="A frame at a current no learnt frame is near is read against the learnt frames nearest its "
+        "current, their motor body and terminal box scaled to its load (the motor's heat 0.2 + 0.8 (I/I_rated)^2 at "
+        "the two currents; needs the rated current; within x0.5-2), instead of the running baseline "
+        "(pipeline.features.thermal_load). False: the running baseline, as before.",
+    )
     plc_run_up_s: float = Field(
         default=20.0, ge=0.0,
         description="PLC windows that start within this many seconds after a window in which the run state shows "

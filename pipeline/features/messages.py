@@ -87,7 +87,8 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
                              regions: Mapping[str, tuple[int, int, int, int]] | None = None,
                              source: str = "", ingest_time_ms: int = 0, asset: object = None,
                              warnings: list[str] | None = None, check: RegionCheck | None = None,
-                             baseline_band_k: float = 0.0) -> ThermalFeatures:
+                             baseline_band_k: float = 0.0, baseline_rise_ratio: float | None = None
+                             ) -> ThermalFeatures:
     """``ThermalFeatures`` of one frame: statistics, the normalized float16 frame and ``vector``.
 
     ``frame_ck`` is a frame in centikelvin (the pipeline's unit); frames in other units go through
@@ -98,13 +99,15 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
     ``baseline_band_k``: changes since the baseline within this many kelvin read as none
     (:func:`~pipeline.features.thermal_reference.dead_band`; the job's learned healthy reference, a
     frame of another day, is read so; the running baseline, recent frames, is not).
+    ``baseline_rise_ratio``: a baseline taken at another load, read at this frame's
+    (:func:`~pipeline.features.thermal_regions.thermal_vector_fit`).
     """
     profile = _profile(asset, regions)
     boxes = regions if regions is not None else ({k: tuple(round(v) for v in b)
                                                   for k, b in profile.regions.items()} or None)
     skip = check is not None and check.skip(frame_ck.shape)
     vector, fit = thermal_vector_fit(frame_ck, profile, baseline_ck, frame_meta={"unit": "centikelvin"},
-                                     fit=False if skip else None)
+                                     fit=False if skip else None, baseline_rise_ratio=baseline_rise_ratio)
     if check is not None and not skip:
         check.record(fit.status, frame_ck.shape)
     if baseline_ck is not None and baseline_band_k > 0:

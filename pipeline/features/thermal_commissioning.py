@@ -18,8 +18,12 @@ healthy (at commissioning, or after a repair: the job relearns an asset whose en
 
 **A reference holds at the loads it was learnt at.** A frame is read against the mean of the
 learned frames whose motor current lies within ``current_tolerance`` (relative) of the frame's
-own; where none does (a load the machine did not run at while learning, or no recent current), the
-job reads the frame against its running baseline as before. Frames learnt without a current (an
+own. Where none does (a load the machine did not run at while learning), the job reads it against the
+learned frames nearest its current (:meth:`ThermalCommissioning.closest`) at its own load, their motor body
+and terminal box scaled by the motor's heat at the two currents
+(:func:`pipeline.features.thermal_load.body_rise_ratio`, ``flink.thermal_reference_at_load``), where that
+ratio lies in :data:`~pipeline.features.thermal_load.RISE_RATIO_RANGE`; else, and without a recent current,
+against its running baseline as before. Frames learnt without a current (an
 asset without a PLC feed) hold for frames read without one. The reference is brought to the
 frame's ambient (each frame's own estimate, the median outside its regions), so a warmer hall is
 not read as a hotter machine, and the job reads it with the dead band of
@@ -124,14 +128,44 @@ class ThermalCommissioning:
         if not self.learned:
             return None
         near = [i for i, c in enumerate(self.currents) if _near(c, current_a, self.rules.current_tolerance)]
-        if not near:
+        return self._mean(near, frame_ck, boxes)
+
+    def closest(self, current_a: float, frame_ck: np.ndarray | None = None,
+                boxes: Mapping[str, tuple[int, int, int, int]] | None = None) -> tuple[np.ndarray, float] | None:
+        """For a frame at a current no learned frame is near (:meth:`reference` None): the mean of the
+        learned frames nearest that current (those within ``current_tolerance`` of the nearest one's), as
+        :meth:`reference` gives it, and their mean current, which the job reads it at
+        (:func:`pipeline.features.thermal_load.body_rise_ratio`); None before the reference is learnt, without
+        a learned current, or for a frame of another size.
+
+        >>> learner = ThermalCommissioning(ThermalReferenceRules(frames=2, min_gap_ms=0))
+        >>> frame = np.full((4, 4), 30_000, np.uint16)
+        >>> _ = [learner.observe(frame + 100 * k, event_ms=k, current_a=c) for k, c in enumerate((10.0, 20.0))]
+        >>> ref, amps = learner.closest(27.0); float(ref[0, 0]), amps
+        (30100.0, 20.0)
+        """
+        if not self.learned or not np.isfinite(current_a):
+            return None
+        known = [(abs(c - current_a), c) for c in self.currents if c is not None]
+        if not known:
+            return None
+        nearest = min(known)[1]
+        near = [i for i, c in enumerate(self.currents) if _near(c, nearest, self.rules.current_tolerance)]
+        ref = self._mean(near, frame_ck, boxes)
+        return None if ref is None else (ref, float(np.mean([self.currents[i] for i in near])))
+
+    def _mean(self, rows: list[int], frame_ck: np.ndarray | None,
+              boxes: Mapping[str, tuple[int, int, int, int]] | None) -> np.ndarray | None:
+        """The mean of learned frames ``rows`` (``float32`` centikelvin), brought to ``frame_ck``'s ambient
+        when given; None without rows or for a frame of another size."""
+        if not rows:
             return None
         if frame_ck is not None and np.shape(frame_ck) != self.frames[0].shape:
             return None
-        ref = np.mean(np.stack([self.frames[i] for i in near]).astype(np.float32), axis=0)
+        ref = np.mean(np.stack([self.frames[i] for i in rows]).astype(np.float32), axis=0)
         if frame_ck is not None:
             ambient = ambient_estimate(np.asarray(frame_ck, np.float32), boxes or {})
-            ref += np.float32(ambient - float(np.mean([self.ambients[i] for i in near])))
+            ref += np.float32(ambient - float(np.mean([self.ambients[i] for i in rows])))
         return ref
 
     def to_bytes(self) -> bytes:

@@ -4,21 +4,28 @@ A frame is read against the asset's learned healthy reference near its current l
 learnt (:mod:`pipeline.features.thermal_commissioning`: frozen, so a slowly developing fault is not
 absorbed; changes within :data:`~pipeline.features.thermal_reference.REFERENCE_DEAD_BAND_K` of it
 read as none, as a healthy machine differs from day to day), else against the running baseline
-(recent change). The features message says which:
-``stats["baseline_reference"]`` 1.0 (learned reference) or 0.0 (running baseline or none)."""
+(recent change). A frame at a load the reference was not learnt at is read against the learned frames
+nearest its current, scaled to its load (:func:`reference_at_load`, ``flink.thermal_reference_at_load``). The
+features message says which: ``stats["baseline_reference"]`` 1.0 (learned reference) or 0.0 (running baseline
+or none), and ``stats["baseline_rise_ratio"]`` the ratio a reference at another load was read at."""
 
 from __future__ import annotations
 
 import logging
 import time
 
+import numpy as np
+import numpy.typing as npt
+
 from linewatch.contract import Modality
 from pipeline.asset_state import AssetState
 from pipeline.decoders import decode_thermal_tiff
+from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.messages import thermal_features_message
 from pipeline.features.region_check import RegionCheck
 from pipeline.features.thermal_commissioning import ThermalCommissioning, ThermalReferenceRules
 from pipeline.features.thermal_features import ThermalBaseline
+from pipeline.features.thermal_load import OperatingPoint, body_rise_ratio, usable_rise_ratio
 from pipeline.features.thermal_reference import REFERENCE_DEAD_BAND_K
 from pipeline.handlers.base import Blob, HandlerContext
 from pipeline.handlers.learner_settings import follow_settings
@@ -59,15 +66,22 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     current = motor_current(ctx, state, entry.event_time_ms)
     learner = thermal_reference(ctx, state, blob.asset_id, out)
     reference = learner.reference(current, frame, boxes) if learner is not None else None
+    ratio = None
+    if reference is None and learner is not None and current is not None and ctx.spec.flink.thermal_reference_at_load:
+        reference, ratio = reference_at_load(learner, current, frame, boxes, as_profile(blob.info))
     warnings: list[str] = []
     msg = thermal_features_message(blob.asset_id, blob.asset_type, entry.event_time_ms, frame,
                                    reference if reference is not None else state.baseline.baseline_ck, regions,
                                    source=blob.ref, ingest_time_ms=int(time.time() * 1000), asset=blob.info,
                                    warnings=warnings, check=region_check(ctx, state),
-                                   baseline_band_k=REFERENCE_DEAD_BAND_K if reference is not None else 0.0)
+                                   baseline_band_k=REFERENCE_DEAD_BAND_K if reference is not None else 0.0,
+                                   baseline_rise_ratio=ratio)
     msg.stats["baseline_reference"] = 1.0 if reference is not None else 0.0
+    if ratio is not None:
+        msg.stats["baseline_rise_ratio"] = ratio
     msg.stats["dead_pixels"] = float(dead)
-    out.count("thermal_reference_read" if reference is not None else "thermal_running_baseline_read")
+    out.count("thermal_running_baseline_read" if reference is None else
+              "thermal_reference_read" if ratio is None else "thermal_reference_read_at_load")
     if learner is not None and not learner.learned:  # learning: a frame it takes changes the learner (saved)
         taken = len(learner.frames)
         if learner.observe(frame, entry.event_time_ms, current, boxes):
@@ -84,6 +98,21 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
     state.baseline.update(frame)
     out.entries.append(ctx.features_entry(Modality.THERMAL, blob.asset_id, entry.event_time_ms, msg))
     out.count("entries.thermal")
+
+
+def reference_at_load(learner: ThermalCommissioning, current_a: float, frame_ck: npt.NDArray[np.generic],
+                      boxes: dict[str, tuple[int, int, int, int]] | None, profile: AssetProfile
+                      ) -> tuple[npt.NDArray[np.float32] | None, float | None]:
+    """For a frame at a current no learnt frame is near: the learnt frames nearest its current
+    (:meth:`~pipeline.features.thermal_commissioning.ThermalCommissioning.closest`) and the ratio they are read at
+    (:func:`~pipeline.features.thermal_load.body_rise_ratio`, the speed not known here), or ``(None, None)``
+    where there is no such ratio (no rated current) or it lies outside
+    :data:`~pipeline.features.thermal_load.RISE_RATIO_RANGE`."""
+    found = learner.closest(current_a, frame_ck, boxes)
+    if found is None:
+        return None, None
+    ratio = body_rise_ratio(OperatingPoint(current_a), OperatingPoint(found[1]), profile)
+    return (found[0], ratio) if usable_rise_ratio(ratio) else (None, None)
 
 
 def motor_current(ctx: HandlerContext, state: AssetState, event_ms: int) -> float | None:

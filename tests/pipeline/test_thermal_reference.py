@@ -169,3 +169,57 @@ def test_learning_can_be_turned_off(tmp_path: Path) -> None:
     out = ingestor.on_line(entry.to_json(), state, "MTR-O")
     assert [e.message.stats["baseline_reference"] for e in out.entries if hasattr(e.message, "vector")] == [0.0]
     assert state.thermal_reference_bytes() is None
+
+
+@pytest.mark.parametrize("at_load", [True, False])
+def test_a_frame_at_a_load_the_reference_was_not_learnt_at_is_read_at_its_own_load(tmp_path: Path,
+                                                                                   at_load: bool) -> None:
+    """Learnt at 20 A (body +20 K), a frame at 27 A (+35 %: no learnt frame near) is read against the learnt frames
+    scaled to its load where the rated current is known (the motor's heat 0.2 + 0.8 (I / 30 A)^2: x1.53), so a
+    healthy body at +30.5 K reads as no change and one of a cooling failure (+40 K) as its rise over that; at
+    5 A (x0.40, outside x0.5-2) and with ``thermal_reference_at_load`` off, against the running baseline."""
+    tags = {"motor_current_a": {"unit": "A"}, "run_state": {"unit": "bool"}}
+    assets = [{"asset_id": "MTR-L", "asset_type": "conveyor", "nominal_rpm": 1480, "rated_current_a": 30.0,
+               "regions": REGIONS, "tags": tags}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", thermal_reference_frames=2,  # type: ignore[arg-type]
+                                      thermal_reference_gap_s=60.0, thermal_reference_at_load=at_load))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(5)
+    t0 = (int(time.time()) - 7_200) * 1000
+    state = AssetState()
+
+    def plc(minute: int, current_a: float) -> None:
+        at = t0 + 60_000 * minute
+        entry = writer.write_blob(f"plc/MTR-L/{minute}.csv", plc_csv("MTR-L", at, current_a), "MTR-L", at,
+                                  end_ms=at + 1_000)
+        writer.publish([entry])
+        ingestor.on_line(entry.to_json(), state, "MTR-L")
+
+    def frame(at_s: int, body_rise_k: float) -> tuple[np.ndarray, dict[str, float], dict[str, int]]:
+        at = t0 + 1_000 * at_s
+        entry = writer.write_blob(f"thermal/frames/MTR-L/{at_s}.tiff", tiff_bytes(motor_frame(rng, body_rise_k)),
+                                  "MTR-L", at)
+        writer.publish([entry])
+        out = ingestor.on_line(entry.to_json(), state, "MTR-L")
+        (message,) = [e.message for e in out.entries if hasattr(e.message, "vector")]
+        return message.vector, message.stats, out.counters
+
+    for minute in range(2):
+        plc(minute, 20.0)
+        frame(60 * minute + 2, 20.0)
+    assert state.thermal_reference is not None and state.thermal_reference.learned
+    plc(10, 27.0)
+    healthy, stats, counters = frame(602, 30.5)
+    faulty, _, _ = frame(607, 40.0)
+    if at_load:
+        assert counters.get("thermal_reference_read_at_load") == 1 and stats["baseline_reference"] == 1.0
+        assert stats["baseline_rise_ratio"] == pytest.approx(0.848 / 0.5556, abs=0.01)
+        assert healthy[DELTA_BODY] == 0.0  # within the dead band of the learnt body scaled to 27 A
+        assert faulty[DELTA_BODY] == pytest.approx(9.5 - 3.0, abs=0.7)
+    else:
+        assert counters.get("thermal_running_baseline_read") == 1 and stats["baseline_reference"] == 0.0
+        assert "baseline_rise_ratio" not in stats
+    plc(11, 5.0)  # the motor's heat x0.40: too far from the learnt load to scale
+    _, stats, counters = frame(662, 8.0)
+    assert counters.get("thermal_running_baseline_read") == 1 and stats["baseline_reference"] == 0.0
