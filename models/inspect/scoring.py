@@ -328,10 +328,10 @@ class Inspector:
              healthy: dict[str, PlcHealthyLevels] | None = None
              ) -> tuple[list[np.ndarray], float | None, dict[str, float] | None, OperatingPoint | None]:
         """The model inputs of a PLC file's windows, its measured shaft speed (Hz), the stats its
-        withheld classes are read from and the machine's operating point in it (the median running current
-        and speed: :func:`~pipeline.features.thermal_load.operating_point`). Windows in which the machine stood still for a while or ran up
-        (:func:`~pipeline.features.plc_running.follow_run`) are left out when others remain; a file
-        with no other window withholds every fault."""
+        withheld classes are read from and the machine's operating point in it (the median running
+        current and speed: :func:`~pipeline.features.thermal_load.operating_point`). Windows in which the
+        machine stood still for a while or ran up (:func:`~pipeline.features.plc_running.follow_run`) are
+        left out when others remain; a file with no other window withholds every fault."""
         from pipeline.features.messages import plc_features_message
         from pipeline.features.plc_physics import (
             FLEET_NORMAL_VIBRATION_MM_S,
@@ -502,9 +502,10 @@ class Inspector:
         ``healthy_thermal``: frames of the same machines when healthy (at a similar load), which
         its frames are read against, at a frame's own load where its machine's PLC file in ``paths`` and
         its ``healthy_plc`` export both give the motor current (:mod:`models.inspect.reference_load`);
-        ``healthy_plc``: PLC exports of the same machines in normal operation, which give their running pressure (where assets.json has no nominal pressure),
-        normal vibration (where it has no ``vibration_normal_mm_s``) and healthy winding level (where the
-        rated current is known), as the job learns them.
+        ``healthy_plc``: PLC exports of the same machines in normal operation, which give their running
+        pressure (where assets.json has no nominal pressure), normal vibration (where it has no
+        ``vibration_normal_mm_s``) and healthy winding level (where the rated current is known), as the job
+        learns them, and the load their healthy frames were taken at.
         ``speeds_hz``: a running speed the user measured (a tachometer, the drive's display), in Hz,
         by machine id (key None: every machine); the audio speed search looks around it (+-4 %), as
         it does around a PLC file's speed, which it takes precedence over."""
