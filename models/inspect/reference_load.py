@@ -30,6 +30,8 @@ from pipeline.features.thermal_load import (
 #: were made at different loads, and which of them a frame was taken at is not known (the live job reads a
 #: learned reference at currents within 15 % of a frame's: ``flink.thermal_reference_current_tolerance``).
 SAME_LOAD_TOLERANCE = 0.15
+#: A ratio this close to 1 is still applied, without a warning: the two loads were alike.
+ALIKE_RATIO = 0.05
 
 
 def common_point(points: Sequence[OperatingPoint]) -> OperatingPoint | None:
@@ -84,7 +86,7 @@ def reference_load(now: OperatingPoint | None, then: OperatingPoint | None, prof
             f"{then.describe()} in its healthy PLC export (--healthy-plc), where its motor body rises x{ratio:.2f} as "
             f"far over the hall; a frame is read against one at another load only within "
             f"x{RISE_RATIO_RANGE[0]:g}-{RISE_RATIO_RANGE[1]:g} (give a healthy frame at a load nearer this one)"))
-    if abs(ratio - 1.0) < 0.05:
+    if abs(ratio - 1.0) < ALIKE_RATIO:
         return ReferenceLoad(True, ratio, None)
     return ReferenceLoad(True, ratio, (
         f"its healthy frame read at this frame's load: the machine ran at {now.describe()} here and at "

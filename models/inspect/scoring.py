@@ -426,14 +426,16 @@ class Inspector:
             found[aid] += at_setpoint(windows, speed_setpoint_rpm(Path(path), aid))
         return {aid: sorted(windows, key=lambda w: w.end_ms) for aid, windows in found.items()}
 
-    def plc_baselines(self, healthy: list[Path] | Mapping[str, list], asset_id: str | None = None
-                      ) -> dict[str, PlcHealthyLevels]:
+    def plc_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, PlcHealthyLevels]:
         """Per machine, its running pressure, normal vibration and healthy winding level from PLC exports made
-        when it was healthy (``--healthy-plc``; or their windows, :meth:`healthy_plc_windows`): the windows the
-        job would learn from, read with the job's rules (:func:`pipeline.features.plc_baseline.healthy_levels`)."""
+        when it was healthy (``--healthy-plc``): :meth:`healthy_levels_of` their windows."""
+        return self.healthy_levels_of(self.healthy_plc_windows(healthy, asset_id))
+
+    def healthy_levels_of(self, found: Mapping[str, list]) -> dict[str, PlcHealthyLevels]:
+        """Per machine, the levels of its healthy windows (:meth:`healthy_plc_windows`): the windows the job
+        would learn from, read with the job's rules (:func:`pipeline.features.plc_baseline.healthy_levels`)."""
         from pipeline.features.plc_baseline import BaselineRules, healthy_levels
 
-        found = healthy if isinstance(healthy, Mapping) else self.healthy_plc_windows(healthy, asset_id)
         out = {}
         for aid, windows in found.items():  # in time order: the settling after a standstill
             profile = self.profile(aid, [])
@@ -527,7 +529,7 @@ class Inspector:
         baselines = self.audio_baselines(healthy_audio or [], asset_id)
         references = self.thermal_references(healthy_thermal or [], asset_id)
         healthy_windows = self.healthy_plc_windows(healthy_plc or [], asset_id)
-        plc_levels = self.plc_baselines(healthy_windows)
+        plc_levels = self.healthy_levels_of(healthy_windows)
         healthy_points = {aid: operating_point([w.values for w in windows]) for aid, windows in healthy_windows.items()}
         points: dict[str, list[OperatingPoint]] = defaultdict(list)  # per machine, of its PLC files in this call
 
