@@ -347,11 +347,8 @@ class Inspector:
         result.asset_id = asset
         profile = self.profile(asset, result.warnings)
         levels = (healthy or {}).get(asset)
-        if levels is not None and levels.empty:  # an export without the tags levels come from (plc_baselines)
-            result.warnings.append(
-                "its healthy PLC export (--healthy-plc) was not used: it holds no vibration or pressure tag, nor "
-                "winding and bearing temperatures with the current (and the rated current in assets.json), which are "
-                "what a healthy export gives (the machine's normal levels)")
+        if levels is not None and levels.empty:  # nothing to learn: read as without it (healthy_levels_of)
+            result.warnings.append(unused_healthy_export_note(levels))
         elif levels is not None:
             profile = (profile.with_learned_pressure(levels.pressure_bar).with_normal_vibration(levels.vibration_mm_s)
                        .with_normal_winding(levels.winding_k))
@@ -433,24 +430,18 @@ class Inspector:
 
     def healthy_levels_of(self, found: Mapping[str, list]) -> dict[str, PlcHealthyLevels]:
         """Per machine, the levels of its healthy windows (:meth:`healthy_plc_windows`): the windows the job
-        would learn from, read with the job's rules (:func:`pipeline.features.plc_baseline.healthy_levels`)."""
-        from pipeline.features.plc_baseline import BaselineRules, healthy_levels
+        would learn from, read with the job's rules (:func:`pipeline.features.plc_baseline.healthy_levels`).
+        A machine whose export gives no level keeps its empty levels: its PLC files are read without them and
+        say why (:func:`unused_healthy_export_note`), and the export's current still gives the load its
+        healthy frames were taken at. Before, such an export stopped the whole call."""
+        from pipeline.features.plc_baseline import healthy_levels
 
         out = {}
         for aid, windows in found.items():  # in time order: the settling after a standstill
             profile = self.profile(aid, [])
-            levels = healthy_levels([w.values for w in windows], profile.nominal_rpm,
-                                    rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows],
-                                    profile=profile)
-            if levels.empty and levels.has_level_tags:
-                why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
-                slowest = f"{BaselineRules.min_winding_speed:.0%}"
-                raise InspectInputError(
-                    f"the healthy PLC export of {aid} has no window of normal running (the machine running at a steady "
-                    f"speed, from a speed tag or the drive's speed setpoint in rpm, at its nameplate speed when known "
-                    f"(a drive's winding: down to {slowest} of it), without alarms, with a vibration or pressure tag; "
-                    f"{why}): give an export of the machine in normal operation")
-            out[aid] = levels
+            out[aid] = healthy_levels([w.values for w in windows], profile.nominal_rpm,
+                                      rated_current_a=profile.rated_current_a, ends_ms=[w.end_ms for w in windows],
+                                      profile=profile)
         return out
 
     def healthy_asset(self, path: Path, asset_id: str | None, what: str) -> str:
@@ -757,6 +748,32 @@ def extrapolation_note(far: list[str]) -> str:
     listed = f"{', '.join(far[:5])}{', ...' if len(far) > 5 else ''}"
     head = f"{len(far)} model inputs lie far outside the training range ({listed}): "
     return head + "the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine"
+
+
+def unused_healthy_export_note(levels: PlcHealthyLevels) -> str:
+    """The warning of a machine's PLC files where its healthy export (``--healthy-plc``) gave no level: it
+    holds none of the tags a level is learnt from, or no window of normal running (with the job's reasons,
+    :class:`~pipeline.features.plc_baseline.BaselineRules`). A drive's commissioning export at its usual
+    speed below nameplate is such an export: vibration and pressure change with speed and are learnt at
+    nameplate speed only.
+
+    >>> print(unused_healthy_export_note(PlcHealthyLevels(None, None, 6, {"not_at_rated_speed": 6})))
+    its healthy PLC export (--healthy-plc) was not used: it has no window of normal running (the machine running at a steady speed, from a speed tag or the drive's speed setpoint in rpm, at its nameplate speed when known (a drive's winding: down to 30% of it, with winding and bearing temperatures and the rated current), without alarms, with a vibration or pressure tag; not_at_rated_speed 6); give an export of the machine in normal operation at nameplate speed
+    """
+    from pipeline.features.plc_baseline import BaselineRules
+
+    head = "its healthy PLC export (--healthy-plc) was not used: "
+    if not levels.has_level_tags:
+        return head + ("it holds no vibration or pressure tag, nor winding and bearing temperatures with the current "
+                       "(and the rated current in assets.json), which are what a healthy export gives (the machine's "
+                       "normal levels)")
+    why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
+    return head + (
+        "it has no window of normal running (the machine running at a steady speed, from a speed tag or the drive's "
+        "speed setpoint in rpm, at its nameplate speed when known (a drive's winding: down to "
+        f"{BaselineRules.min_winding_speed:.0%} of it, with winding and bearing temperatures and the rated current), "
+        f"without alarms, with a vibration or pressure tag; {why}); give an export of the machine in normal "
+        "operation at nameplate speed")
 
 
 def missing_tags_note(inputs: list[np.ndarray]) -> str | None:

@@ -88,3 +88,28 @@ def test_a_healthy_frame_at_another_load_is_read_at_the_frame_s_load(load_fleet)
     assert [r.label for r in healthy] == ["normal"] * len(cases), [r.probabilities for r in healthy]
     assert np.mean([r.probabilities["normal"] for r in healthy]) > \
         np.mean([r.probabilities["normal"] for r in healthy_as_is])
+
+
+def test_a_healthy_export_that_gives_no_level_still_gives_its_load(load_fleet, tmp_path) -> None:
+    """A commissioning export of a machine running below its nameplate speed, without a bearing temperature,
+    gives no level (vibration and pressure are learnt at nameplate speed only, the winding against the
+    bearing): its machine's PLC file says the export was not used and why, and the export's current still
+    reads the healthy frame at the scored frame's load. Before, such an export stopped the whole call."""
+    root, cases = load_fleet
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    read_at_load = 0
+    for c in cases:
+        lines = c["ref_plc"].read_text().splitlines()
+        slow = tmp_path / c["ref_plc"].name
+        slow.write_text("\n".join([lines[0], *(
+            ",".join([ts, tag, f"{float(value) * 0.85:.3f}" if tag.endswith(".speed_rpm") else value, *rest])
+            for ts, tag, value, *rest in (line.split(",") for line in lines[1:])
+            if not tag.endswith(".bearing_temp_c"))]) + "\n")
+        assert inspector.plc_baselines([slow]).popitem()[1].empty
+        records, _ = inspector.score([c["cooling"], c["cooling_plc"]], healthy_thermal=[c["ref"]], healthy_plc=[slow])
+        frame, plc = sorted(records, key=lambda r: r.modality != "thermal")
+        assert frame.error is None and plc.error is None, (frame.error, plc.error)
+        assert any("was not used: it has no window of normal running" in w and "not_at_rated_speed" in w
+                   for w in plc.warnings), plc.warnings
+        read_at_load += any("read at this frame's load" in w for w in frame.warnings)
+    assert read_at_load >= len(cases) // 2
