@@ -33,7 +33,11 @@ which no healthy frame of our fleets reached (a hot pipe crossing the proposed b
 "Thermal: an unmistakable hot connection on proposed boxes"); so is cooling failure where the drive end of
 the proposed boxes was declared or read from the machine's shape and the motor body is clearly warmer at its
 fan end (:data:`STATS_RELEASE`, :func:`models.ruled_out.fan_end_warmer`; docs/models.md, "Thermal: a body
-warmer at its fan end, on fitted boxes"). The PLC model withholds every fault on a window in which the
+warmer at its fan end, on fitted boxes"). Thermal withholds ``bearing_wear`` where a bearing housing's box
+is narrower than the **measurement spot**, 3 pixels (``stats["bearing_below_spot"]``,
+:mod:`pipeline.features.measurement_spot`: an 80 x 60 camera's bearing hub of 1-2 pixels reads a blend of
+the housing and its surroundings; docs/models.md, "Thermal: bearing housings below the measurement
+spot"). The PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
 it learnt; :mod:`pipeline.features.plc_running`). The PLC model withholds ``imbalance`` on a
@@ -98,6 +102,7 @@ import numpy as np
 from models.ruled_out import fan_end_warmer
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, RECIPROCATING_STAT
 from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STAT, ORDERS_ABOVE_ENVELOPE_STAT
+from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.features.plc_running import NOT_RUNNING_STAT
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
@@ -118,13 +123,15 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
 #: wear), recorded below 16 kHz (no band where bearings and cavitation ring) or of a machine so fast that
 #: its bearing's fault frequencies lie above the envelope spectrum the model reads, a thermal frame read
-#: through proposed region boxes, a PLC window in which the machine stood still or ran up, or of a
+#: through proposed region boxes or whose bearing boxes are narrower than the camera's measurement spot, a PLC
+#: window in which the machine stood still or ran up, or of a
 #: reciprocating machine whose normal vibration is not known
 #: (``pipeline.features.messages``, ``pipeline.handlers.plc``).
 STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
     "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation"),
               ORDERS_ABOVE_ENVELOPE_STAT: ("bearing_wear",)},
-    "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure")},
+    "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure"),
+                BEARING_BELOW_SPOT_STAT: ("bearing_wear",)},
     "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure"),
             RECIPROCATING_LEVEL_UNKNOWN_STAT: ("imbalance",)},
 }

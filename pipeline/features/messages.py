@@ -42,6 +42,7 @@ from pipeline.features.audio_physics import (
     resample_to_16k,
 )
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
+from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT, below_spot_note, parts_below_spot
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
@@ -129,8 +130,9 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
                              reference_rise_ratio: float | None = None) -> ThermalFeatures:
     """``ThermalFeatures`` of a frame of any size and unit (``linewatch inspect``): converted to °C
     with the asset's ``frame`` metadata, then to centikelvin for the v1 statistics. Region boxes
-    registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`) add a line to
-    ``warnings``. ``references``: healthy frames of the same machine
+    registered onto the frame or proposed (:mod:`pipeline.features.thermal_fit`), and bearing boxes below
+    the measurement spot (:mod:`pipeline.features.measurement_spot`), add a line to ``warnings``.
+    ``references``: healthy frames of the same machine
     (:mod:`pipeline.features.thermal_reference`), read as its baseline; ``reference_rise_ratio``: the motor
     body's rise at this frame's operating point over its rise at theirs
     (:func:`pipeline.features.thermal_load.body_rise_ratio`), None to read them as they are."""
@@ -143,6 +145,8 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
     _body_stats(stats, frame_c, fit, profile)
     if warnings is not None and fit.describe():
         warnings.append(fit.describe())
+    if warnings is not None and (note := below_spot_note(fit.boxes)):
+        warnings.append(note)
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
                            features_version=FEATURES_VERSION, stats=stats, frame=normalized, source=source,
                            ingest_time_ms=ingest_time_ms, vector=vector)
@@ -150,11 +154,14 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
 
 def _fit_stats(stats: dict[str, float], fit: RegionFit) -> None:
     """``regions_registered`` / ``regions_proposed`` flags (1.0 when the boxes read were moved onto
-    the machine / proposed without any in assets.json), and ``regions_proposed_ends_known`` (proposed,
-    with the drive end declared or read from the machine's shape: :attr:`RegionFit.ends_known`)."""
+    the machine / proposed without any in assets.json), ``regions_proposed_ends_known`` (proposed,
+    with the drive end declared or read from the machine's shape: :attr:`RegionFit.ends_known`) and
+    ``bearing_below_spot`` (a bearing housing's box narrower than the camera's measurement spot:
+    :mod:`~pipeline.features.measurement_spot`)."""
     stats["regions_registered"] = float(fit.status == "registered")
     stats["regions_proposed"] = float(fit.status == "proposed")
     stats[PROPOSED_ENDS_KNOWN_STAT] = float(fit.ends_known)
+    stats[BEARING_BELOW_SPOT_STAT] = float(bool(parts_below_spot(fit.boxes)))
 
 
 def _body_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit, profile: AssetProfile) -> None:

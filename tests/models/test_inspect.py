@@ -411,6 +411,38 @@ def test_a_healthy_frame_from_another_camera_position_is_read_in_its_own_boxes(c
     assert abs(elsewhere[0].probabilities["cooling_failure"] - same[0].probabilities["cooling_failure"]) < 0.1
 
 
+def test_bearing_boxes_below_the_measurement_spot_withhold_bearing_wear(plant, tmp_path) -> None:
+    """The pump's worn bearing seen by a camera of an eighth the resolution (20 x 15, the mean of 8 x 8
+    blocks; the regions stay in the assets.json's 160 x 120 pixels, where the bearing boxes are 12-13 pixels
+    wide): its bearing boxes are under 3 pixels wide, narrower than a thermal camera's measurement spot, so thermal withholds bearing wear and says why,
+    in ``inspect`` and in the live job's message; at the recorded resolution the same frame names it, with
+    no such note."""
+    from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
+    from pipeline.features.messages import thermal_features_message
+    from pipeline.features.thermal_regions import scaled_regions
+
+    root, cases = plant
+    tif = cases["bearing_wear"][1]
+    frame_ck = tifffile.imread(tif)
+    coarse_ck = frame_ck.reshape(15, 8, 20, 8).mean(axis=(1, 3)).round().astype(np.uint16)
+    coarse = tmp_path / tif.name
+    tifffile.imwrite(coarse, coarse_ck)
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (full,), _ = inspector.score([tif])
+    (small,), _ = inspector.score([coarse])
+    assert full.label == "bearing_wear" and "bearing_wear" not in full.withheld, full.probabilities
+    assert not any("measurement" in w for w in full.warnings), full.warnings
+    assert small.error is None and "bearing_wear" in small.withheld and small.probabilities["bearing_wear"] == 0.0
+    notes = [w for w in small.warnings if "narrower than the 3 x 3 pixels a thermal camera needs" in w]
+    assert len(notes) == 1 and "thermal withholds bearing wear" in notes[0], small.warnings
+
+    profile = inspector.profile("PMP-01", [])
+    for frame, flagged in ((frame_ck, 0.0), (coarse_ck, 1.0)):
+        boxes = scaled_regions(profile, frame.shape)
+        msg = thermal_features_message("PMP-01", profile.asset_type, 0, frame, regions=boxes, asset=profile)
+        assert msg.stats[BEARING_BELOW_SPOT_STAT] == flagged
+
+
 def test_cli_healthy_thermal(cooling_fleet) -> None:
     root, cases = cooling_fleet
     faulty, ref, _ = cases[0]
