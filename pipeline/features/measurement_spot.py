@@ -4,7 +4,7 @@ A camera pixel sees a patch of the scene (its instantaneous field of view), but 
 detector sampling spread each point over its neighbours, so a part's temperature is measured only
 where it covers several pixels: camera makers give the smallest measurable object as 3 x 3 pixels
 (Testo: "IFOVmeas ~ 3 x IFOVgeo"; Optris and Micro-Epsilon: "MFOV: smallest measured object size of
-3 x 3 pixel", 2 x 2 for their best optics). A bearing housing whose box is narrower than that is read
+3 x 3 pixel", 2 x 2 for one Optris camera). A bearing housing whose box is narrower than that is read
 as a blend of the housing and what lies next to it: the motor body on one side, the wall or the
 coupling on the other. On an 80 x 60 camera a bearing hub is 1-2 pixels wide, its two ends read
 unlike each other, and a healthy machine's drive end and non-drive end differ by as much as a worn

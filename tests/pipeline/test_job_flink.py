@@ -20,6 +20,7 @@ from pipeline.features.asset_profile import RECIPROCATING_STAT, as_profile
 from pipeline.features.audio_features import audio_features
 from pipeline.features.audio_physics import BAND_LIMITED_STAT, ORDERS_ABOVE_ENVELOPE_STAT, audio_vector
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
+from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
 from pipeline.features.plc_window import plc_windows
 from pipeline.features.thermal_features import ThermalBaseline, thermal_features
 from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
@@ -159,11 +160,11 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
                 msg = thermal[(asset, e.event_time_ms)]
                 # the simulator's boxes sit on the machine: region fitting leaves them as given
                 fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", PROPOSED_ENDS_KNOWN_STAT,
-                                                       "baseline_reference", "dead_pixels")}
-                # ... the frames span less than the learned reference's commissioning: the running baseline;
-                # and the simulator's camera has no dead pixels
+                                                       BEARING_BELOW_SPOT_STAT, "baseline_reference", "dead_pixels")}
+                # ... its bearing boxes are wider than the measurement spot; the frames span less than the learned
+                # reference's commissioning: the running baseline; and the simulator's camera has no dead pixels
                 assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, PROPOSED_ENDS_KNOWN_STAT: 0.0,
-                                     "baseline_reference": 0.0, "dead_pixels": 0.0}
+                                     BEARING_BELOW_SPOT_STAT: 0.0, "baseline_reference": 0.0, "dead_pixels": 0.0}
                 # the motor body's drive end minus its fan end, read in the middle half of its box (models.ruled_out)
                 frame_c = frame_to_celsius(frame, {"unit": "centikelvin"})
                 profile = as_profile(registry[asset])
