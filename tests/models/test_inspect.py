@@ -414,9 +414,9 @@ def test_a_healthy_frame_from_another_camera_position_is_read_in_its_own_boxes(c
 def test_bearing_boxes_below_the_measurement_spot_withhold_bearing_wear(plant, tmp_path) -> None:
     """The pump's worn bearing seen by a camera of an eighth the resolution (20 x 15, the mean of 8 x 8
     blocks; the regions stay in the assets.json's 160 x 120 pixels, where the bearing boxes are 12-13 pixels
-    wide): its bearing boxes are under 3 pixels wide, narrower than a thermal camera's measurement spot, so thermal withholds bearing wear and says why,
-    in ``inspect`` and in the live job's message; at the recorded resolution the same frame names it, with
-    no such note."""
+    wide): its bearing boxes are under 3 pixels wide, narrower than a thermal camera's measurement spot, so
+    thermal withholds bearing wear and says why, in ``inspect`` and in the live job's message; at the
+    recorded resolution the same frame names it, with no such note."""
     from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
     from pipeline.features.messages import thermal_features_message
     from pipeline.features.thermal_regions import scaled_regions
