@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.fault_evidence import evidence_beyond_training
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
@@ -154,6 +155,9 @@ class FileResult:
     extrapolating: bool = False
     #: the model inputs that lie far outside its training range (:meth:`Inspector.outside_training`)
     outside_training: list[str] = field(default_factory=list)
+    #: those of them that show more of the class named than any training sample, on that fault's side
+    #: (:mod:`models.fault_evidence`): not counted toward ``extrapolating``
+    evidence_beyond_training: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     #: classes the file rules out on physics (:mod:`models.ruled_out`: a thermal frame whose motor body
     #: is warmer at its fan end rules ``normal`` out)
@@ -166,7 +170,8 @@ class FileResult:
         return {"file": self.file, "asset_id": self.asset_id, "modality": self.modality, "class": self.label,
                 "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()}, "model": self.model,
                 "windows": self.windows, "extrapolating": self.extrapolating,
-                "outside_training": self.outside_training, "withheld": self.withheld,
+                "outside_training": self.outside_training,
+                "evidence_beyond_training": self.evidence_beyond_training, "withheld": self.withheld,
                 "ruled_out": self.ruled_out, "shaft_hz": None if self.shaft_hz is None else round(self.shaft_hz, 3),
                 "speed_source": self.speed_source, "warnings": self.warnings, "error": self.error}
 
@@ -230,14 +235,18 @@ class Inspector:
     def outside_training(self, modality: str, x: np.ndarray) -> list[str]:
         """Input values far outside what the model saw in training (its reference sample):
         the prediction is an extrapolation there."""
+        return list(self.beyond_training(modality, x))
+
+    def beyond_training(self, modality: str, x: np.ndarray) -> dict[str, int]:
+        """:meth:`outside_training` with the side: ``{input name: +1 above the range, -1 below it}``."""
         rng = self._ranges.get(modality)
         if rng is None:
-            return []
+            return {}
         x = self.model_input(modality, x)
         lo, hi, names = rng
         margin = 0.25 * np.maximum(hi - lo, 1e-6)
         out = np.flatnonzero((x < lo - margin) | (x > hi + margin))
-        return [names[i] for i in out]
+        return {names[i]: 1 if x[i] > hi[i] else -1 for i in out}
 
     def _predict(self, modality: str, inputs: list[np.ndarray], asset_type: str | None
                  ) -> tuple[np.ndarray, list[str], str]:
@@ -651,11 +660,19 @@ class Inspector:
                     probs = np.array([kept[c] for c in classes])
                     first = next(x for x, r in zip(inputs, ruled, strict=True) if r)
                     result.warnings.append(ruled_out_note(modality, first, stats))
-                far = sorted({n for x in inputs for n in self.outside_training(modality, x)})
+                beyond = {n: side for x in inputs for n, side in self.beyond_training(modality, x).items()}
+                far = sorted(beyond)
                 result.outside_training = far
-                result.extrapolating = len(far) >= OUT_OF_RANGE_WARN
+                # inputs beyond the range that show more of the named fault are evidence, not a guess
+                result.evidence_beyond_training = evidence_beyond_training(
+                    modality, classes[int(np.argmax(probs))], beyond)
+                counted = [n for n in far if n not in result.evidence_beyond_training]
+                result.extrapolating = len(counted) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
-                    result.warnings.append(extrapolation_note(far))
+                    result.warnings.append(extrapolation_note(counted))
+                if result.evidence_beyond_training:
+                    result.warnings.append(evidence_beyond_training_note(
+                        result.evidence_beyond_training, classes[int(np.argmax(probs))]))
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
                 continue
@@ -748,6 +765,19 @@ def extrapolation_note(far: list[str]) -> str:
     listed = f"{', '.join(far[:5])}{', ...' if len(far) > 5 else ''}"
     head = f"{len(far)} model inputs lie far outside the training range ({listed}): "
     return head + "the prediction extrapolates; check assets.json (speed, bearing, regions, frame unit) for this machine"
+
+
+def evidence_beyond_training_note(names: list[str], label: str) -> str:
+    """The note of a file whose inputs beyond the training range show more of the fault it names
+    (:mod:`models.fault_evidence`).
+
+    >>> evidence_beyond_training_note(["terminal_box.hotspot_excess"], "electrical_overheating")[:96]
+    '1 model input lies beyond the training range on the side of electrical_overheating (terminal_box'
+    """
+    listed = f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''}"
+    verb = "input lies" if len(names) == 1 else "inputs lie"
+    return (f"{len(names)} model {verb} beyond the training range on the side of {label} ({listed}): more of that "
+            "fault than any training sample showed; not counted as an extrapolation")
 
 
 def unused_healthy_export_note(levels: PlcHealthyLevels) -> str:

@@ -273,6 +273,41 @@ def test_on_proposed_boxes_thermal_names_only_an_unmistakable_hot_connection(pla
     assert not any(w.startswith("the proposed terminal box holds") for w in healthy.warnings), healthy.warnings
 
 
+def test_a_lug_hotter_than_any_in_training_is_evidence_not_an_extrapolation(plant, tmp_path) -> None:
+    """The pump's loose lug (severity 0.8) made 40 K hotter on a 3 x 3 spot: four terminal-box inputs lie
+    beyond the thermal model's training range, on the side of the electrical overheating it names. They
+    are listed, said to be evidence, and do not flag the frame as extrapolating, so the fused verdict
+    gives the hotter lug more weight, not less (models.fault_evidence)."""
+    from models.inspect.scoring import OUT_OF_RANGE_WARN
+    from pipeline.features.thermal_regions import scaled_regions
+
+    root, cases = plant
+    wav, tif, plc = cases["electrical_overheating"]
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    frame = tifffile.imread(tif).astype(np.int64)
+    x0, y0, x1, y1 = (int(v) for v in scaled_regions(inspector.profile("PMP-01", []), frame.shape)["terminal_box"])
+    iy, ix = np.unravel_index(np.argmax(frame[y0:y1, x0:x1]), (y1 - y0, x1 - x0))
+    frame[y0 + iy - 1:y0 + iy + 2, x0 + ix - 1:x0 + ix + 2] += 4000  # centikelvin
+    hotter = tmp_path / "hotter" / tif.name
+    hotter.parent.mkdir()
+    tifffile.imwrite(hotter, frame.astype(np.uint16))
+
+    (lug,), _ = inspector.score([tif])
+    (hot,), _ = inspector.score([hotter])
+    assert lug.label == hot.label == "electrical_overheating", (lug.probabilities, hot.probabilities)
+    assert not lug.outside_training and not lug.extrapolating
+    assert len(hot.outside_training) >= OUT_OF_RANGE_WARN and "terminal_box.hotspot_excess" in hot.outside_training
+    assert hot.evidence_beyond_training == hot.outside_training and not hot.extrapolating
+    assert hot.probabilities["electrical_overheating"] > lug.probabilities["electrical_overheating"]
+    assert any("on the side of electrical_overheating" in w for w in hot.warnings), hot.warnings
+    assert not any("extrapolates" in w for w in hot.warnings), hot.warnings
+    assert hot.to_json()["evidence_beyond_training"] == hot.evidence_beyond_training
+    _, (as_recorded,) = inspector.score([wav, tif, plc])
+    _, (hotter_lug,) = inspector.score([wav, hotter, plc])
+    assert as_recorded.label == hotter_lug.label == "electrical_overheating"
+    assert hotter_lug.probabilities["electrical_overheating"] > as_recorded.probabilities["electrical_overheating"]
+
+
 @pytest.fixture(scope="module")
 def cooling_fleet(tmp_path_factory) -> tuple[Path, list[tuple[Path, Path, Path]]]:
     """Randomised machines of the training domain (a seed no model was trained on), cooling failures
