@@ -13,7 +13,10 @@ machine as the camera sees it; this module does the same, on the frame itself:
   lamp or steam pipe weighs no more than any other edge).
 * **pre-check** (boxes given): the same group search at half the work resolution with five
   scales and a lenient test (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`); boxes that clearly fit
-  are returned as they are (the common case, and the cheap one);
+  are returned as they are (the common case, and the cheap one). Where a box is narrower there than
+  the measurement spot (3 pixels, :mod:`pipeline.features.measurement_spot`: a bearing of a machine
+  seen small in a wide frame) the pre-check cannot see its part and does not vouch for the boxes;
+  the registration decides (:func:`below_precheck_spot`);
 * **registration** (boxes given): the outline of all boxes together, moved as one rigid group
   (shift + one scale about the group's centre, scale :data:`REGISTER_SCALES`, shift up to
   :data:`REGISTER_MAX_SHIFT` of the group's size), is correlated with the edges for every shift
@@ -52,6 +55,8 @@ import numpy as np
 from scipy import ndimage
 from scipy.fft import irfft2, next_fast_len, rfft2
 from scipy.signal import fftconvolve
+
+from pipeline.features.measurement_spot import MIN_SPOT_PX
 
 Box = tuple[int, int, int, int]
 
@@ -359,8 +364,15 @@ def _group_search(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, flo
 
 def _clearly_given(work: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]]) -> bool:
     """Cheap pre-check at half the work resolution (5 scales): True when even a lenient test
-    (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`) finds no better place for the boxes."""
-    if max(work.shape) < PRECHECK_MIN_SIDE:
+    (:data:`PRECHECK_GAIN`, :data:`PRECHECK_ABS`) finds no better place for the boxes. It cannot vouch for
+    a box it does not resolve: one narrower than the measurement spot (:data:`MIN_SPOT_PX`) at half the
+    work resolution sends the boxes to the registration (:func:`below_precheck_spot`).
+
+    >>> work = np.zeros((120, 160), np.float32)
+    >>> _clearly_given(work, {"motor_body": (20, 20, 60, 50), "de_bearing": (60, 28, 64, 40)})  # 2 px at half
+    False
+    """
+    if max(work.shape) < PRECHECK_MIN_SIDE or below_precheck_spot(boxes):
         return False
     h, w = (work.shape[0] // 2) * 2, (work.shape[1] // 2) * 2
     coarse = work[:h, :w].reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
@@ -369,6 +381,18 @@ def _clearly_given(work: np.ndarray, boxes: Mapping[str, tuple[float, float, flo
         return False
     given_score, best = _group_search(edges, _scaled(boxes, 0.5), REGISTER_SCALES[::2])
     return not _accept(best[0], given_score, PRECHECK_GAIN, PRECHECK_ABS)
+
+
+def below_precheck_spot(boxes: Mapping[str, tuple[float, float, float, float]]) -> bool:
+    """Whether a box (work pixels) is narrower, at the pre-check's half resolution, than the measurement
+    spot of :mod:`pipeline.features.measurement_spot`: the pre-check cannot see where such a part lies.
+
+    >>> below_precheck_spot({"motor_body": (20, 20, 60, 50), "de_bearing": (60, 28, 66, 40)})  # 3 x 6 px at half
+    False
+    >>> below_precheck_spot({"motor_body": (20, 20, 60, 50), "de_bearing": (60, 28, 65, 40)})  # 2.5 px
+    True
+    """
+    return any(min(b[2] - b[0], b[3] - b[1]) < 2 * MIN_SPOT_PX for b in boxes.values())
 
 
 def register_boxes(edges: np.ndarray, boxes: Mapping[str, tuple[float, float, float, float]], refine: bool = True

@@ -141,6 +141,36 @@ def test_boxes_of_a_camera_that_moved_are_registered_back(dx_frac: float, dy_fra
         assert np.abs(fitted - right).mean() < 0.25 * np.abs(off - right).mean()
 
 
+def test_boxes_too_small_for_the_pre_check_are_registered() -> None:
+    """A machine seen small in a wide frame (the plant pump's 160 x 120 frame inside a 480 x 360 one, as
+    a hand-held survey sees it from afar): its bearing boxes are 12-13 pixels wide, 2 at the pre-check's
+    half resolution, below the 3-pixel measurement spot. Boxes drawn 6 px off (a survey's framing) are
+    not vouched for by the pre-check, which cannot see the bearings: the registration puts them back on
+    the machine. On the plant's own frame the same boxes are wide enough for the pre-check."""
+    from linewatch.simulator.assets import asset_registry_json, make_fleet
+    from linewatch.simulator.config import SimulatorConfig
+    from linewatch.simulator.dataset import SampleRenderer, make_spec
+    from pipeline.features.thermal_fit import below_precheck_spot
+
+    cfg = SimulatorConfig(seed=7)
+    fleet = make_fleet(6, seed=7)
+    profile = load_profiles(asset_registry_json(fleet, cfg))[fleet[0].asset_id]
+    frame = SampleRenderer(cfg, fleet).render(make_spec(fleet[0], "normal", 0.0, index=40)).frame
+    small = frame_to_celsius(frame, profile.frame)
+    wide = np.full((360, 480), float(np.median(small[:5, :5])), np.float32)
+    wide += np.random.default_rng(0).normal(0.0, 0.05, wide.shape).astype(np.float32)
+    ox, oy = 200, 100
+    wide[oy:oy + 120, ox:ox + 160] = small
+    parts = {n: (x0 + ox, y0 + oy, x1 + ox, y1 + oy) for n, (x0, y0, x1, y1) in profile.regions.items()}
+    drawn = {n: (x0 - 6, y0 + 4, x1 - 6, y1 + 4) for n, (x0, y0, x1, y1) in parts.items()}
+    assert below_precheck_spot({n: tuple(v / 3 for v in b) for n, b in drawn.items()})  # work pixels: 1/3
+    assert not below_precheck_spot(profile.regions)  # the plant's frame: its own size is the work size
+    fit = fit_regions(wide, drawn, profile.asset_type, profile.fan_side)
+    assert fit.status == "registered", fit
+    assert _iou(fit.boxes["de_bearing"], parts["de_bearing"]) > 2 * _iou(drawn["de_bearing"], parts["de_bearing"])
+    assert _iou(fit.boxes["motor_body"], parts["motor_body"]) > _iou(drawn["motor_body"], parts["motor_body"])
+
+
 def test_missing_regions_yield_proposed_boxes_and_a_warning() -> None:
     """Every frame without regions gets proposed boxes and a warning; the proposed motor body sits on
     the true one on most frames. Not on all: the layout is fitted to the machine's silhouette, and a
