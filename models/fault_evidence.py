@@ -3,10 +3,10 @@
 ``linewatch inspect`` flags a file whose model inputs lie far outside what the model saw in
 training (``models.inspect.scoring``, ``outside_training``) and lets that modality enter the fused
 verdict with less weight: the model is guessing there. One case is not a guess. A loose terminal lug
-55 K hotter than its box, where the hottest lug in training was 40 K hotter, lies outside the range
-*and* shows the fault the model names, more strongly than any training frame: the physics is
-monotone (a hotter connection is more, not less, electrical overheating), and a model that names
-the fault at the edge of its range names it beyond. Distrusting that call is distrusting the
+55 K hotter than its box (the thermal model's reference sample of training frames reaches 30 K)
+lies outside the range *and* shows the fault the model names, more strongly than any training
+frame: the physics is monotone (a hotter connection is more, not less, electrical overheating),
+and a model that names the fault at the edge of its range names it beyond. Distrusting that call is distrusting the
 strongest evidence there is (docs/models.md, "Evidence beyond the training range").
 
 :data:`FAULT_EVIDENCE` lists, per modality and class, the inputs whose growth (``+1``) or fall
