@@ -5,7 +5,6 @@ never past an entry a consumer group has not read; backpressure alerts and metri
 
 from __future__ import annotations
 
-import signal
 
 import typer
 from rich.table import Table
@@ -26,7 +25,7 @@ def retention(
     once: bool = typer.Option(False, "--once", help="One pass, print what it did, exit (e.g. from cron)."),
 ) -> None:
     """Keep Redis memory bounded: XTRIM MINID per stream family, never an unread entry."""
-    from linewatch.streaming import Health, ObservabilityServer, configure_json_logging
+    from linewatch.streaming import Health, ObservabilityServer, configure_json_logging, stop_on_signals
     from linewatch.streaming.retention import RetentionKeeper, warn_eviction_policy
 
     cli = cli_context(ctx)
@@ -50,8 +49,7 @@ def retention(
     server = ObservabilityServer(keeper.metrics.registry, health, settings.streams.retention.metrics_host,
                                  settings.streams.retention.metrics_port,
                                  extra={"/backpressure": lambda: keeper.backpressured}).start()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: keeper.stop())
+    stop_on_signals(keeper.stop)  # SIGTERM/SIGINT, no lock in the handler (linewatch.stop_signals)
 
     def on_pass(_reports: object) -> None:
         health.beat()

@@ -58,6 +58,7 @@ from linewatch.contract import (
     encode_message,
     hash_tag,
 )
+from linewatch.stop_signals import set_on_signals
 from linewatch.streaming.fenced import (
     Commit,
     Conflict,
@@ -666,10 +667,15 @@ class StreamWorker:
 
 def stop_on_signals(worker_stop: Callable[[], None],
                     signals: Sequence[signal.Signals] = (signal.SIGTERM, signal.SIGINT)) -> None:
-    """Make SIGTERM/SIGINT call ``worker_stop`` (main thread only): the batch in hand drains."""
-    def _handler(signum: int, frame: object) -> None:
-        log.info("stopping on signal", extra={"signal": signal.Signals(signum).name})
+    """Make SIGTERM/SIGINT call ``worker_stop`` (main thread only): the batch in hand drains. The handler
+    takes no lock (:mod:`linewatch.stop_signals`); a thread logs the stop and calls ``worker_stop``, which
+    sets events and may log: from a handler that could deadlock on a second signal."""
+    requested = threading.Event()
+    set_on_signals(requested, tuple(signals))
+
+    def relay() -> None:
+        requested.wait()
+        log.info("stopping on signal")
         worker_stop()
 
-    for sig in signals:
-        signal.signal(sig, _handler)
+    threading.Thread(target=relay, name="linewatch-stop", daemon=True).start()
