@@ -5,7 +5,6 @@ never past an entry a consumer group has not read; backpressure alerts and metri
 
 from __future__ import annotations
 
-
 import typer
 from rich.table import Table
 
