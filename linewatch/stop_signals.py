@@ -1,4 +1,4 @@
-"""Stop on a signal without a deadlock: :func:`set_on_signals`.
+"""Stop on a signal without a deadlock: :func:`call_on_signals`.
 
 Python runs a signal handler in the main thread between two bytecodes, also in the middle of a
 ``threading.Event`` method that holds the event's lock. A handler that calls ``event.set()`` takes
@@ -10,11 +10,12 @@ held the landing zone's lock (a fresh-clone CI run of
 ``tests/pipeline/test_supervision_flink.py::test_crash_restart_cycles_keep_temp_bounded``, 2026-12-07).
 
 Here the handler takes no lock: it writes one byte to a pipe (the self-pipe pattern). A daemon
-thread reads the pipe and sets the events, outside any handler.
+thread reads the pipe and runs the stop (``event.set``, a worker's ``stop``, a log line), outside
+any handler.
 
 >>> import signal, threading
 >>> stop = threading.Event()
->>> previous = set_on_signals(stop, (signal.SIGUSR1,))
+>>> previous = call_on_signals(stop.set, (signal.SIGUSR1,))
 >>> os.kill(os.getpid(), signal.SIGUSR1); stop.wait(5)
 True
 >>> _ = signal.signal(signal.SIGUSR1, previous[signal.SIGUSR1])
@@ -25,14 +26,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def set_on_signals(event: threading.Event, signals: Sequence[int] = (signal.SIGTERM,),
-                   *also: threading.Event) -> dict[int, Any]:
-    """Set ``event`` (and every event of ``also``) when one of ``signals`` arrives; call from the main
-    thread. Returns the handlers it replaced, by signal."""
+def call_on_signals(action: Callable[[], object], signals: Sequence[int] = (signal.SIGTERM,)) -> dict[int, Any]:
+    """Call ``action`` from a thread of its own when one of ``signals`` arrives (again on a later one);
+    call from the main thread. Returns the handlers it replaced, by signal."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
 
@@ -44,9 +44,7 @@ def set_on_signals(event: threading.Event, signals: Sequence[int] = (signal.SIGT
 
     def relay() -> None:
         while os.read(read_fd, 64):
-            event.set()
-            for other in also:
-                other.set()
+            action()
 
     threading.Thread(target=relay, name="linewatch-signals", daemon=True).start()
     return {sig: signal.signal(sig, handler) for sig in signals}

@@ -72,12 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     supervisor_gone = threading.Event()  # the liveness pipe's EOF: it comes before the kernel re-parents us
     if not args.cluster:
-        from linewatch.stop_signals import set_on_signals
+        from linewatch.stop_signals import call_on_signals
         from pipeline.supervision.lifeline import deadline_on_stop, set_parent_death_signal, watch_lifeline
 
         # before the JVM starts: a stop is always a clean cancel (a handler that takes no lock: two signals
         # at once, a parent-death SIGTERM and another, must not deadlock the job on its own stop event)
-        set_on_signals(stop, (signal.SIGTERM, signal.SIGINT))
+        call_on_signals(stop.set, (signal.SIGTERM, signal.SIGINT))
         if args.parent_pid is not None:
             set_parent_death_signal(signal.SIGTERM, args.parent_pid)
         if args.lifeline is not None:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from linewatch.cli.context import CliContext, cli_context
 from linewatch.settings import Settings
-from linewatch.stop_signals import set_on_signals
+from linewatch.stop_signals import call_on_signals
 
 
 def register(app: typer.Typer) -> None:
@@ -57,7 +57,7 @@ def ingest(
     from linewatch.redis_connection import mask_url
 
     stop = threading.Event()
-    set_on_signals(stop, (signal.SIGTERM,))  # no lock in the handler (linewatch.stop_signals)
+    call_on_signals(stop.set, (signal.SIGTERM,))  # no lock in the handler (linewatch.stop_signals)
     with redis_url(settings) as url:
         cli.console.print(f"ingesting [bold]{settings.landing}[/bold] into {mask_url(url)} (Ctrl-C stops; state is checkpointed)")
         supervisor = IngestSupervisor(settings, url, resume=not fresh)

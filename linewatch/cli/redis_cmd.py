@@ -9,7 +9,7 @@ import typer
 
 from linewatch.cli.context import cli_context
 from linewatch.embedded_redis import EmbeddedRedis, EmbeddedRedisError, embedded_maxmemory
-from linewatch.stop_signals import set_on_signals
+from linewatch.stop_signals import call_on_signals
 
 app = typer.Typer(help="The embedded Redis-compatible server used when LINEWATCH_REDIS__URL is unset.", no_args_is_help=True)
 
@@ -26,7 +26,7 @@ def serve(
     cli = cli_context(ctx)
     settings = cli.settings()
     stop = threading.Event()
-    set_on_signals(stop, (signal.SIGTERM,))  # no lock in the handler (linewatch.stop_signals)
+    call_on_signals(stop.set, (signal.SIGTERM,))  # no lock in the handler (linewatch.stop_signals)
     try:
         server = EmbeddedRedis(settings.data_dir / "redis", settings.redis.embedded_binary, port,
                                maxmemory=embedded_maxmemory(settings))

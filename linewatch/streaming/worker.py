@@ -58,7 +58,7 @@ from linewatch.contract import (
     encode_message,
     hash_tag,
 )
-from linewatch.stop_signals import set_on_signals
+from linewatch.stop_signals import call_on_signals
 from linewatch.streaming.fenced import (
     Commit,
     Conflict,
@@ -669,13 +669,9 @@ def stop_on_signals(worker_stop: Callable[[], None],
                     signals: Sequence[signal.Signals] = (signal.SIGTERM, signal.SIGINT)) -> None:
     """Make SIGTERM/SIGINT call ``worker_stop`` (main thread only): the batch in hand drains. The handler
     takes no lock (:mod:`linewatch.stop_signals`); a thread logs the stop and calls ``worker_stop``, which
-    sets events and may log: from a handler that could deadlock on a second signal."""
-    requested = threading.Event()
-    set_on_signals(requested, tuple(signals))
-
-    def relay() -> None:
-        requested.wait()
+    sets events and logs: from a handler that could deadlock on a second signal."""
+    def stop() -> None:
         log.info("stopping on signal")
         worker_stop()
 
-    threading.Thread(target=relay, name="linewatch-stop", daemon=True).start()
+    call_on_signals(stop, tuple(signals))

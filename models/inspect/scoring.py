@@ -664,15 +664,14 @@ class Inspector:
                 far = sorted(beyond)
                 result.outside_training = far
                 # inputs beyond the range that show more of the named fault are evidence, not a guess
-                result.evidence_beyond_training = evidence_beyond_training(
-                    modality, classes[int(np.argmax(probs))], beyond)
+                named = classes[int(np.argmax(probs))]
+                result.evidence_beyond_training = evidence_beyond_training(modality, named, beyond)
                 counted = [n for n in far if n not in result.evidence_beyond_training]
                 result.extrapolating = len(counted) >= OUT_OF_RANGE_WARN
                 if result.extrapolating:
                     result.warnings.append(extrapolation_note(counted))
                 if result.evidence_beyond_training:
-                    result.warnings.append(evidence_beyond_training_note(
-                        result.evidence_beyond_training, classes[int(np.argmax(probs))]))
+                    result.warnings.append(evidence_beyond_training_note(result.evidence_beyond_training, named))
             except (InspectInputError, ValueError, OSError) as exc:
                 result.error = str(exc)
                 continue

@@ -1,7 +1,7 @@
-"""A storm of SIGTERMs stops a process through :func:`linewatch.stop_signals.set_on_signals` without a
+"""A storm of SIGTERMs stops a process through :func:`linewatch.stop_signals.call_on_signals` without a
 deadlock. A handler that calls ``Event.set()`` itself hung in 1 of 6 and 1 of 8 such runs on this machine
-(2026-12-07), as the ingestion job hung in CI; each run takes ~0.15 s, so 40 runs would catch it with a
-probability of about 0.999."""
+(2026-12-07), as the ingestion job hung in CI; each run takes ~0.15 s, so at those rates 40 runs would
+catch it with a probability of 0.995-0.999 (one check here: it hung on the third)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 CHILD = """
 import os, signal, threading
-from linewatch.stop_signals import set_on_signals
+from linewatch.stop_signals import call_on_signals
 stop = threading.Event()
-set_on_signals(stop, (signal.SIGTERM,))
+call_on_signals(stop.set, (signal.SIGTERM,))
 def storm():
     for _ in range(2000):
         os.kill(os.getpid(), signal.SIGTERM)
