@@ -122,6 +122,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     from models.data.domain_data import domain_world
     from pipeline.features.thermal_fit import fit_regions
     from pipeline.features.body_axial import mid_axial_k
+    from pipeline.features.terminal_crossing import hot_line_through
     from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector_fit
 
     domain, n_assets, seed, spc, indices, baseline_share = args
@@ -132,6 +133,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     status = {c: [] for c in CASES}
     mid = {c: [] for c in CASES}
     ends = {c: [] for c in CASES}
+    crossed = {c: [] for c in CASES}
     iou = {(c, f): [] for c in CASES for f in ("off", "on")}
     fit_ms = {c: [] for c in CASES}
     for i in indices:
@@ -202,9 +204,13 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                 iou[(case, setting)].append(_mean_iou(fit.boxes, truth))
                 if setting == "on":
                     status[case].append(fit.status)
-                    m_k = mid_axial_k(frame_to_celsius(f, p.frame), fit.boxes, p)
+                    f_c = frame_to_celsius(f, p.frame)
+                    m_k = mid_axial_k(f_c, fit.boxes, p)
                     mid[case].append(np.nan if m_k is None else m_k)
                     ends[case].append(fit.ends_known)
+                    tb = fit.boxes.get("terminal_box")
+                    crossed[case].append(tb is not None and hot_line_through(
+                        f_c, tb, [b_ for n_, b_ in fit.boxes.items() if n_ != "terminal_box"]))
             frame_c = frame_to_celsius(f, p.frame)
             boxes = scaled_regions(p, frame_c.shape)
             t0 = time.perf_counter()
@@ -217,6 +223,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
         out[f"status|{c}"] = np.asarray(status[c])
         out[f"mid|{c}"] = np.asarray(mid[c], np.float64)
         out[f"ends|{c}"] = np.asarray(ends[c], bool)
+        out[f"crossed|{c}"] = np.asarray(crossed[c], bool)
         out[f"ms|{c}"] = np.asarray(fit_ms[c], np.float32)
     return out
 
@@ -290,6 +297,7 @@ def main() -> None:
     from models.withheld_classes import drop_withheld, withheld_classes
     from pipeline.features.body_axial import MID_AXIAL_STAT
     from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
+    from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT
     from linewatch.simulator.health import FAULT_CLASSES, FAULT_INDEX
 
     registry = ModelRegistry(args.registry)
@@ -332,11 +340,12 @@ def main() -> None:
                  "healthy_fpr": float(e.healthy_fpr), "macro_f1_past_moderate": float(e.macro_f1_past_moderate),
                  "mean_box_iou": float(np.mean(cat(f"iou|{case}|{setting}")))}
             if setting == "on":  # as served: on proposed boxes thermal withholds what models.withheld_classes says,
-                mid, ends = cat(f"mid|{case}"), cat(f"ends|{case}")  # and a body warmer at its fan end rules normal out
+                mid, ends, crossed = cat(f"mid|{case}"), cat(f"ends|{case}"), cat(f"crossed|{case}")  # and a body warmer at its fan end rules normal out
                 rows = []  # (models.ruled_out; on proposed boxes whose ends are known it also names cooling failure)
                 for i in range(len(p)):
                     stats = {"regions_registered": float(st[i] == "registered"),
-                             "regions_proposed": float(st[i] == "proposed"), PROPOSED_ENDS_KNOWN_STAT: float(ends[i])}
+                             "regions_proposed": float(st[i] == "proposed"), PROPOSED_ENDS_KNOWN_STAT: float(ends[i]),
+                             TERMINAL_CROSSED_STAT: float(crossed[i])}
                     if np.isfinite(mid[i]):
                         stats[MID_AXIAL_STAT] = float(mid[i])
                     rows.append(stats)
@@ -382,7 +391,8 @@ def main() -> None:
                                for case in CASES for setting in ("off", "on") for key in ("vec", "iou")},
                             **{f"status|{case}": cat(f"status|{case}").astype(str) for case in CASES},
                             **{f"mid|{case}": cat(f"mid|{case}") for case in CASES},
-                            **{f"ends|{case}": cat(f"ends|{case}") for case in CASES})
+                            **{f"ends|{case}": cat(f"ends|{case}") for case in CASES},
+                            **{f"crossed|{case}": cat(f"crossed|{case}") for case in CASES})
     a_off, a_on = cat("vec|a_given|off"), cat("vec|a_given|on")
     diff = np.abs(a_off - a_on).max(axis=1)
     identity = {"frames": int(len(diff)), "identical": int((diff == 0).sum()),

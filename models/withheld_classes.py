@@ -37,7 +37,11 @@ warmer at its fan end, on fitted boxes"). Thermal withholds ``bearing_wear`` whe
 is narrower than the **measurement spot**, 3 pixels (``stats["bearing_below_spot"]``,
 :mod:`pipeline.features.measurement_spot`: an 80 x 60 camera's bearing hub of 1-2 pixels reads a blend of
 the housing and its surroundings; docs/models.md, "Thermal: bearing housings below the measurement
-spot"). The PLC model withholds every fault on a window in which the
+spot"). Thermal withholds ``electrical_overheating`` where something hot runs **through the terminal box**
+and on past it on two opposite sides (``stats["terminal_box_crossed"]``,
+:mod:`pipeline.features.terminal_crossing`: a pipe or a cable run behind the machine, which reads inside the
+box as a loose lug's hot spot does; docs/models.md, "Thermal: a hot line through the terminal box"). The
+PLC model withholds every fault on a window in which the
 machine stood still for a while or had started less than ``flink.plc_run_up_s`` (20 s) before
 (``stats["not_running"]``, from the run-state tag: a run-down or run-up is not an operating point
 it learnt; :mod:`pipeline.features.plc_running`). The PLC model withholds ``imbalance`` on a
@@ -84,6 +88,8 @@ A withheld class:
 >>> t[THERMAL_VECTOR_NAMES.index("motor_body.mean_rise")] = 30.0          # the body 5 K warmer at its fan end
 >>> withheld_classes("thermal", t, {"regions_proposed": 1.0, "regions_proposed_ends_known": 1.0, "body_mid_axial_k": -5.0})
 ('bearing_wear',)
+>>> withheld_classes("thermal", t, {"regions_proposed": 1.0, "terminal_box_crossed": 1.0})  # the hot spot is a pipe's
+('bearing_wear', 'cooling_failure', 'electrical_overheating')
 >>> withheld_classes("plc", np.zeros(3, np.float32), {"reciprocating_level_unknown": 1.0})
 ('imbalance',)
 >>> withheld_classes("plc", p, {"not_running": 1.0})
@@ -105,6 +111,7 @@ from pipeline.features.audio_physics import AUDIO_VECTOR_NAMES, BAND_LIMITED_STA
 from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
 from pipeline.features.plc_physics import PLC_VECTOR_NAMES
 from pipeline.features.plc_running import NOT_RUNNING_STAT
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT
 from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES
 
 #: ``{modality: (input width, {class: (index of an input value, True: the class needs it >= 0.5 /
@@ -123,7 +130,8 @@ REQUIRES: dict[str, tuple[int, dict[str, tuple[int, bool]]]] = {
 #: what is known beside the model input: audio of a reciprocating machine (its knocks read as bearing
 #: wear), recorded below 16 kHz (no band where bearings and cavitation ring) or of a machine so fast that
 #: its bearing's fault frequencies lie above the envelope spectrum the model reads, a thermal frame read
-#: through proposed region boxes or whose bearing boxes are narrower than the camera's measurement spot, a PLC
+#: through proposed region boxes, whose bearing boxes are narrower than the camera's measurement spot or whose
+#: terminal box a hot line runs through, a PLC
 #: window in which the machine stood still or ran up, or of a
 #: reciprocating machine whose normal vibration is not known
 #: (``pipeline.features.messages``, ``pipeline.handlers.plc``).
@@ -131,7 +139,7 @@ STATS_WITHHOLD: dict[str, dict[str, tuple[str, ...]]] = {
     "audio": {RECIPROCATING_STAT: ("bearing_wear",), BAND_LIMITED_STAT: ("bearing_wear", "cavitation"),
               ORDERS_ABOVE_ENVELOPE_STAT: ("bearing_wear",)},
     "thermal": {"regions_proposed": ("bearing_wear", "electrical_overheating", "cooling_failure"),
-                BEARING_BELOW_SPOT_STAT: ("bearing_wear",)},
+                BEARING_BELOW_SPOT_STAT: ("bearing_wear",), TERMINAL_CROSSED_STAT: ("electrical_overheating",)},
     "plc": {NOT_RUNNING_STAT: ("bearing_wear", "imbalance", "cavitation", "electrical_overheating", "cooling_failure"),
             RECIPROCATING_LEVEL_UNKNOWN_STAT: ("imbalance",)},
 }

@@ -46,6 +46,7 @@ from pipeline.features.region_boxes import unreadable_regions_note
 from pipeline.features.audio_baseline import HealthyLevels, speed_range
 from pipeline.features.plc_baseline import PlcHealthyLevels
 from pipeline.features.plc_running import NOT_RUNNING_STAT, RUN_UP_MS, follow_run
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, terminal_crossed_note
 from pipeline.features.thermal_load import OperatingPoint, operating_point
 from pipeline.features.thermal_reference import ThermalReference
 
@@ -647,6 +648,8 @@ class Inspector:
                     result.warnings.append(note)
                 if modality == "plc" and (note := rounded_temperatures_note(self._fills.get("plc"), inputs)):
                     result.warnings.append(note)
+                if modality == "thermal" and float((stats or {}).get(TERMINAL_CROSSED_STAT, 0.0)) >= 0.5:
+                    result.warnings.append(terminal_crossed_note())
                 if (modality == "thermal" and float((stats or {}).get("regions_proposed", 0.0)) >= 0.5
                         and "electrical_overheating" not in result.withheld):
                     result.warnings.append(proposed_hot_connection_note(inputs[0]))

@@ -42,6 +42,7 @@ from pipeline.features.audio_physics import (
     resample_to_16k,
 )
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, hot_line_through
 from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT, below_spot_note, parts_below_spot
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
@@ -115,7 +116,9 @@ def thermal_features_message(asset_id: str, asset_type: str, event_time_ms: int,
         vector = dead_band(vector, baseline_band_k)
     stats, frame = thermal_features(frame_ck, baseline_ck, fit.boxes if fit.changed else boxes)  # type: ignore[arg-type]
     _fit_stats(stats, fit)
-    _body_stats(stats, frame_to_celsius(frame_ck, {"unit": "centikelvin"}), fit, profile)
+    frame_c = frame_to_celsius(frame_ck, {"unit": "centikelvin"})
+    _body_stats(stats, frame_c, fit, profile)
+    _terminal_stats(stats, frame_c, fit)
     if warnings is not None and fit.changed and fit.describe():
         warnings.append(fit.describe())
     return ThermalFeatures(asset_id=asset_id, asset_type=asset_type, event_time_ms=event_time_ms,
@@ -143,6 +146,7 @@ def thermal_message_any_unit(asset_id: str, asset_type: str, event_time_ms: int,
     stats, normalized = thermal_features(frame_ck, None, fit.boxes or None)
     _fit_stats(stats, fit)
     _body_stats(stats, frame_c, fit, profile)
+    _terminal_stats(stats, frame_c, fit)
     if warnings is not None and fit.describe():
         warnings.append(fit.describe())
     if warnings is not None and (note := below_spot_note(fit.boxes)):
@@ -171,6 +175,14 @@ def _body_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit, pr
     mid = mid_axial_k(frame_c, fit.boxes, profile)
     if mid is not None:
         stats[MID_AXIAL_STAT] = mid
+
+
+def _terminal_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit) -> None:
+    """``terminal_box_crossed``: 1.0 where a hot line runs through the terminal box read and on past it
+    (:func:`~pipeline.features.terminal_crossing.hot_line_through`), 0.0 where it does not or the box is unknown."""
+    box = fit.boxes.get("terminal_box")
+    others = [b for name, b in fit.boxes.items() if name != "terminal_box"]
+    stats[TERMINAL_CROSSED_STAT] = float(box is not None and hot_line_through(frame_c, box, others))
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

@@ -1548,3 +1548,35 @@ def test_a_slow_drive_s_self_ventilated_motor_is_read_as_at_nameplate_speed_and_
     assert learnt.winding_k == pytest.approx((1 / 3 + 2 / 3 * 0.5**0.8) * at_blower.winding_k, rel=0.01)  # per window
     on_mains = inspector(vfd=False).plc_baselines([slow])["PMP-01"]
     assert on_mains.empty and "not_at_rated_speed" in on_mains.rejected
+
+
+def test_a_hot_pipe_through_the_terminal_box_is_not_named_a_loose_lug(plant, tmp_path) -> None:
+    """A hot pipe drawn across the healthy pump's frame, through the top of its terminal box and on past it
+    on both sides, reads inside the box as a lug's hot spot does: without the rule the model names it
+    electrical overheating (0.77; checked by taking the rule out of STATS_WITHHOLD). Thermal withholds
+    electrical overheating there and says why (pipeline.features.terminal_crossing); the loose lug
+    (severity 0.8), a spot inside the box, is still named."""
+    from models.inspect.frame_files import read_frame
+    from pipeline.features.messages import thermal_message_any_unit
+    from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT
+    from pipeline.features.thermal_regions import THERMAL_VECTOR_NAMES, scaled_regions
+
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    frame = tifffile.imread(cases["normal"][1]).astype(np.int64)
+    y0 = int(scaled_regions(inspector.profile("PMP-01", []), frame.shape)["terminal_box"][1])
+    frame[y0:y0 + 2, :] = frame[y0:y0 + 2, :].max() + 3000  # centikelvin: a pipe 30 K over the box, 2 px thick
+    piped = tmp_path / "piped" / cases["normal"][1].name
+    piped.parent.mkdir()
+    tifffile.imwrite(piped, frame.astype(np.uint16))
+
+    (pipe,), _ = inspector.score([piped])
+    (lug,), _ = inspector.score([cases["electrical_overheating"][1]])
+    msg = thermal_message_any_unit("PMP-01", "pump", 0, read_frame(piped), inspector.profile("PMP-01", []), warnings=[])
+    assert msg.stats[TERMINAL_CROSSED_STAT] == 1.0
+    assert msg.vector[THERMAL_VECTOR_NAMES.index("terminal_box.hotspot_excess")] > 20.0  # the box sees a hot spot
+    assert "electrical_overheating" in pipe.withheld and pipe.probabilities["electrical_overheating"] == 0.0
+    assert pipe.label == "normal", pipe.probabilities
+    assert any(w.startswith("something hot runs through the terminal box") for w in pipe.warnings), pipe.warnings
+    assert lug.label == "electrical_overheating" and "electrical_overheating" not in lug.withheld, lug.probabilities
+    assert not any(w.startswith("something hot runs through") for w in lug.warnings)

@@ -1,0 +1,125 @@
+"""A hot line through the terminal box: a pipe, a cable run or a lamp's beam, not a loose lug.
+
+A loose or corroded lug heats a spot inside the motor's terminal box; the box reads it as a hot spot
+far above its own level (``terminal_box.hotspot_excess``), and that reading is what the thermal model
+and the proposed-box rule (:mod:`models.withheld_classes`) name electrical overheating from. Something
+hot that only *passes through* the box's part of the frame reads the same inside the box: a steam or
+hot-water pipe running behind the machine, a cable tray, another machine's exhaust. A lug's spot is
+smaller than its box; such a line runs on past the box on two opposite sides.
+
+:func:`hot_line_through` says whether the box's hot pixels (at least halfway from the box's median to its
+maximum, :data:`HOT_SHARE`: the half-maximum contour) reach both its left and its right edge, or both its
+top and its bottom edge, and on each of those two edges run on outward for :data:`CONTINUE_PX` pixels (straight
+or one pixel to the side) that belong to no other part of the machine, nor lie within :data:`BLUR_MARGIN_PX` of one
+(the terminal box sits on the warmer motor body, whose pixels and blurred edge do not count). A spot inside the box, also one at an edge whose blur reaches past that edge, or
+a hot cable leaving the box through its gland, reaches one edge at most. Where the box holds no spot (its
+maximum less than :data:`MIN_SPOT_EXCESS_K` over its median) nothing is read. The thermal features message
+flags such a frame (:data:`TERMINAL_CROSSED_STAT`) and the model's readers withhold electrical overheating
+there (:mod:`models.withheld_classes`): the frame cannot tell a loose lug from the line.
+
+>>> frame = np.full((40, 60), 20.0)
+>>> frame[10:20, 20:40] = 35.0                      # motor body
+>>> frame[6:10, 26:32] = 32.0                       # terminal box on top of it
+>>> box = (26, 6, 32, 10)
+>>> hot_line_through(frame, box)
+False
+>>> lug = frame.copy(); lug[7:9, 28:30] = 70.0     # a loose lug: a spot inside the box
+>>> hot_line_through(lug, box)
+False
+>>> pipe = frame.copy(); pipe[7:9, :] = 70.0       # a pipe across the whole frame, through the box
+>>> hot_line_through(pipe, box)
+True
+>>> edge = frame.copy(); edge[7:9, 30:34] = 70.0   # a spot at the box's right edge, blurred past it
+>>> hot_line_through(edge, box)
+False
+>>> seated = frame.copy(); seated[9, 26:32] = 45.0  # the box's lowest row on a hotter body: no line
+>>> hot_line_through(seated, box, others=[(20, 9, 40, 20)])
+False
+>>> hot_line_through(pipe, (0, 6, 6, 10))          # a box at the frame's edge: no pixel beside it
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+#: Message statistic: 1.0 where a hot line runs through the terminal box (:func:`hot_line_through`).
+TERMINAL_CROSSED_STAT = "terminal_box_crossed"
+#: The share of the way from the box's median to its maximum above which a pixel belongs to its hot
+#: spot: the half-maximum contour, as a spot's size is read (full width at half maximum).
+HOT_SHARE = 0.5
+#: The least rise of the box's hottest pixel over its median (K) at which the box holds a spot to read:
+#: below it the box is read as it is (a spot of the pixel noise, or the box's edge on the warmer body). Healthy
+#: terminal boxes of a fleet of ours read 2.5 K at the median (99th percentile 7.6 K; ``bench_thermal_layouts.py
+#: --seed 5151``, exact boxes), loose lugs past moderate severity 11.6 K (10th percentile 5.9 K).
+MIN_SPOT_EXCESS_K = 3.0
+#: How far (pixels) around the machine's other region boxes a pixel still counts as theirs: the blur of a
+#: thermal camera's optics spreads a warm part's edge over a pixel or two (the blind fleet's proposed motor
+#: body, one pixel below a terminal box, read its blurred top edge as a line along the box).
+BLUR_MARGIN_PX = 2
+#: How many pixels past the box's edge a line must run on, hot, to count as one: a loose lug's spot, blurred by
+#: the optics, reaches a pixel past the edge of a box drawn tight around it (a box drawn inside the terminal
+#: box: one such lug on a fleet of ours at one pixel, "Thermal: a hot line through the terminal box").
+CONTINUE_PX = 2
+
+
+def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
+                     others: Sequence[tuple[int, int, int, int]] = ()) -> bool:
+    """Whether the hot spot in ``box`` (``x0, y0, x1, y1``, pixels of ``frame_c``, °C) runs through the box
+    and on past it on two opposite sides (see the module docstring); ``others``: the machine's other region
+    boxes, whose pixels do not count as the line's continuation (the terminal box sits on the warmer motor
+    body). A box at the frame's edge cannot show a line across that edge."""
+    h, w = frame_c.shape[:2]
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return False
+    inner = np.nan_to_num(np.asarray(frame_c[y0:y1, x0:x1], np.float64), nan=-np.inf)
+    if not np.isfinite(inner).any():
+        return False
+    finite = inner[np.isfinite(inner)]
+    med, top = float(np.median(finite)), float(finite.max())
+    if top - med < MIN_SPOT_EXCESS_K:
+        return False
+    thr = med + HOT_SHARE * (top - med)
+    hot = inner >= thr
+    covered = np.zeros((h, w), bool)
+    for bx in others:  # with the optics' blur around them: a warm part's edge bleeds a pixel or two out of its box
+        ox0, oy0, ox1, oy1 = (int(round(v)) for v in bx)
+        m = BLUR_MARGIN_PX
+        covered[max(oy0 - m, 0):max(oy1 + m, 0), max(ox0 - m, 0):max(ox1 + m, 0)] = True
+
+    def continues(ys: np.ndarray, xs: np.ndarray, dy: int, dx: int) -> bool:
+        """Whether, from a pixel beside the box at (ys, xs), the line runs on outward (``dy, dx``) for
+        :data:`CONTINUE_PX` hot pixels in a row, straight or one pixel to the side."""
+        for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+            for side in (0, -1, 1):
+                run = [(y + k * dy + side * abs(dx), x + k * dx + side * abs(dy)) for k in range(CONTINUE_PX)]
+                if all(0 <= yy < h and 0 <= xx < w and not covered[yy, xx]
+                       and float(np.nan_to_num(frame_c[yy, xx], nan=-np.inf)) >= thr for yy, xx in run):
+                    return True
+        return False
+
+    def through(first: np.ndarray, last: np.ndarray, before: int, after: int, rows: bool) -> bool:
+        """The hot pixels on the box's first and last row (``rows``) or column both continue outside it."""
+        a, b = np.flatnonzero(first), np.flatnonzero(last)
+        if a.size == 0 or b.size == 0 or before < 0 or after >= (h if rows else w):
+            return False
+        if rows:
+            return (continues(np.full(a.size, before), x0 + a, -1, 0)
+                    and continues(np.full(b.size, after), x0 + b, 1, 0))
+        return (continues(y0 + a, np.full(a.size, before), 0, -1)
+                and continues(y0 + b, np.full(b.size, after), 0, 1))
+
+    return (through(hot[:, 0], hot[:, -1], x0 - 1, x1, rows=False)
+            or through(hot[0, :], hot[-1, :], y0 - 1, y1, rows=True))
+
+
+def terminal_crossed_note() -> str:
+    """What ``linewatch inspect`` tells a user whose frame has a hot line through the terminal box."""
+    return ("something hot runs through the terminal box and on past it on both sides (a pipe, a cable run, "
+            "another machine behind it): a loose lug is a spot inside the box, and this frame cannot tell one from "
+            "the line, so thermal withholds electrical overheating (check the connections with the camera closer "
+            "or from another side, or move the terminal box's region off the line in assets.json)")
