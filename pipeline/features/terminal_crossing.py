@@ -9,13 +9,16 @@ smaller than its box; such a line runs on past the box on two opposite sides.
 
 :func:`hot_line_through` says whether the box's hot pixels (at least halfway from the box's median to its
 maximum, :data:`HOT_SHARE`: the half-maximum contour) reach both its left and its right edge, or both its
-top and its bottom edge, and on each of those two edges run on outward for :data:`CONTINUE_PX` pixels (straight
-or one pixel to the side) that belong to no other part of the machine, nor lie within :data:`BLUR_MARGIN_PX` of one
-(the terminal box sits on the warmer motor body, whose pixels and blurred edge do not count). A spot inside the box, also one at an edge whose blur reaches past that edge, or
-a hot cable leaving the box through its gland, reaches one edge at most. Where the box holds no spot (its
-maximum less than :data:`MIN_SPOT_EXCESS_K` over its median) nothing is read. The thermal features message
-flags such a frame (:data:`TERMINAL_CROSSED_STAT`) and the model's readers withhold electrical overheating
-there (:mod:`models.withheld_classes`): the frame cannot tell a loose lug from the line.
+top and its bottom edge, and on each of those two edges run on outward as a line of hot pixels (each step
+straight on or one pixel to the side) for as far as the box is wide (across) or high (down), at least
+:data:`CONTINUE_PX` pixels, through pixels that belong to no other part of the machine nor lie within
+:data:`BLUR_MARGIN_PX` of one (the terminal box sits on the warmer motor body, whose pixels and blurred edge
+do not count). A spot inside the box, also one at an edge whose blur reaches past that edge or one a little
+larger than a box drawn inside the terminal box, and a hot cable leaving the box through its gland, do not.
+Where the box holds no spot (its maximum less than :data:`MIN_SPOT_EXCESS_K` over its median) nothing is
+read. The thermal features message flags such a frame (:data:`TERMINAL_CROSSED_STAT`) and the model's
+readers withhold electrical overheating there (:mod:`models.withheld_classes`): the frame cannot tell a
+loose lug from the line.
 
 >>> frame = np.full((40, 60), 20.0)
 >>> frame[10:20, 20:40] = 35.0                      # motor body
@@ -31,6 +34,9 @@ False
 True
 >>> edge = frame.copy(); edge[7:9, 30:34] = 70.0   # a spot at the box's right edge, blurred past it
 >>> hot_line_through(edge, box)
+False
+>>> big = frame.copy(); big[6:10, 24:34] = 70.0   # a spot two pixels larger than the box on each side
+>>> hot_line_through(big, box)
 False
 >>> seated = frame.copy(); seated[9, 26:32] = 45.0  # the box's lowest row on a hotter body: no line
 >>> hot_line_through(seated, box, others=[(20, 9, 40, 20)])
@@ -59,9 +65,10 @@ MIN_SPOT_EXCESS_K = 3.0
 #: thermal camera's optics spreads a warm part's edge over a pixel or two (the blind fleet's proposed motor
 #: body, one pixel below a terminal box, read its blurred top edge as a line along the box).
 BLUR_MARGIN_PX = 2
-#: How many pixels past the box's edge a line must run on, hot, to count as one: a loose lug's spot, blurred by
-#: the optics, reaches a pixel past the edge of a box drawn tight around it (a box drawn inside the terminal
-#: box: one such lug on a fleet of ours at one pixel, "Thermal: a hot line through the terminal box").
+#: The least run, in pixels, of a line past each of the box's two edges; it must also run on for the box's own
+#: width (across) or height (down): a lug's spot is smaller than its terminal box, and its blur reaches a pixel
+#: or two past a box drawn tight around it or inside it (on a fleet of ours a run of 2 pixels read one such lug
+#: as a line: docs/models.md, "Thermal: a hot line through the terminal box").
 CONTINUE_PX = 2
 
 
@@ -91,15 +98,23 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         m = BLUR_MARGIN_PX
         covered[max(oy0 - m, 0):max(oy1 + m, 0), max(ox0 - m, 0):max(ox1 + m, 0)] = True
 
-    def continues(ys: np.ndarray, xs: np.ndarray, dy: int, dx: int) -> bool:
-        """Whether, from a pixel beside the box at (ys, xs), the line runs on outward (``dy, dx``) for
-        :data:`CONTINUE_PX` hot pixels in a row, straight or one pixel to the side."""
+    def continues(ys: np.ndarray, xs: np.ndarray, dy: int, dx: int, length: int) -> bool:
+        """Whether, from one of the pixels beside the box at (ys, xs), a line of hot pixels runs on outward
+        (``dy, dx``) for ``length`` pixels, each step straight on or one pixel to the side (it may tilt)."""
+        def hot(y: int, x: int) -> bool:
+            return (0 <= y < h and 0 <= x < w and not covered[y, x]
+                    and float(np.nan_to_num(frame_c[y, x], nan=-np.inf)) >= thr)
+
         for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
-            for side in (0, -1, 1):
-                run = [(y + k * dy + side * abs(dx), x + k * dx + side * abs(dy)) for k in range(CONTINUE_PX)]
-                if all(0 <= yy < h and 0 <= xx < w and not covered[yy, xx]
-                       and float(np.nan_to_num(frame_c[yy, xx], nan=-np.inf)) >= thr for yy, xx in run):
-                    return True
+            lateral = 0
+            for k in range(length):
+                steps = [lateral + s for s in (0, -1, 1)]
+                nxt = next((s for s in steps if hot(y + k * dy + s * abs(dx), x + k * dx + s * abs(dy))), None)
+                if nxt is None:
+                    break
+                lateral = nxt
+            else:
+                return True
         return False
 
     def through(first: np.ndarray, last: np.ndarray, before: int, after: int, rows: bool) -> bool:
@@ -107,11 +122,13 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         a, b = np.flatnonzero(first), np.flatnonzero(last)
         if a.size == 0 or b.size == 0 or before < 0 or after >= (h if rows else w):
             return False
-        if rows:
-            return (continues(np.full(a.size, before), x0 + a, -1, 0)
-                    and continues(np.full(b.size, after), x0 + b, 1, 0))
-        return (continues(y0 + a, np.full(a.size, before), 0, -1)
-                and continues(y0 + b, np.full(b.size, after), 0, 1))
+        if rows:  # the line runs on past the box for at least the box's own height (at least CONTINUE_PX)
+            run = max(CONTINUE_PX, y1 - y0)
+            return (continues(np.full(a.size, before), x0 + a, -1, 0, run)
+                    and continues(np.full(b.size, after), x0 + b, 1, 0, run))
+        run = max(CONTINUE_PX, x1 - x0)
+        return (continues(y0 + a, np.full(a.size, before), 0, -1, run)
+                and continues(y0 + b, np.full(b.size, after), 0, 1, run))
 
     return (through(hot[:, 0], hot[:, -1], x0 - 1, x1, rows=False)
             or through(hot[0, :], hot[-1, :], y0 - 1, y1, rows=True))
