@@ -130,7 +130,7 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         # what the message adds since session 49: whether a hot line runs through the terminal box, on the same copy
         "thermal.terminal_crossing": (lambda: hot_line_through(
             frame_to_celsius(frame, {"unit": "centikelvin"}), body_boxes["terminal_box"],
-            [b for n, b in body_boxes.items() if n != "terminal_box"]), 1, "frame"),
+            [b for n, b in body_boxes.items() if n != "terminal_box"], body_boxes.get("motor_body")), 1, "frame"),
         "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
                                                              dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
         # what the job's handler computes on average: boxes that fit are checked on every 10th frame only

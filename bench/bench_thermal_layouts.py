@@ -210,7 +210,8 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                     ends[case].append(fit.ends_known)
                     tb = fit.boxes.get("terminal_box")
                     crossed[case].append(tb is not None and hot_line_through(
-                        f_c, tb, [b_ for n_, b_ in fit.boxes.items() if n_ != "terminal_box"]))
+                        f_c, tb, [b_ for n_, b_ in fit.boxes.items() if n_ != "terminal_box"],
+                        fit.boxes.get("motor_body")))
             frame_c = frame_to_celsius(f, p.frame)
             boxes = scaled_regions(p, frame_c.shape)
             t0 = time.perf_counter()

@@ -182,7 +182,8 @@ def _terminal_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit
     (:func:`~pipeline.features.terminal_crossing.hot_line_through`), 0.0 where it does not or the box is unknown."""
     box = fit.boxes.get("terminal_box")
     others = [b for name, b in fit.boxes.items() if name != "terminal_box"]
-    stats[TERMINAL_CROSSED_STAT] = float(box is not None and hot_line_through(frame_c, box, others))
+    stats[TERMINAL_CROSSED_STAT] = float(box is not None and hot_line_through(frame_c, box, others,
+                                                                              fit.boxes.get("motor_body")))
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

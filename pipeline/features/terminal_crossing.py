@@ -10,10 +10,11 @@ smaller than its box; such a line runs on past the box on two opposite sides.
 :func:`hot_line_through` says whether the box's hot pixels (at least halfway from the box's median to its
 maximum, :data:`HOT_SHARE`: the half-maximum contour) reach both its left and its right edge, or both its
 top and its bottom edge, and on each of those two edges run on outward as a line of hot pixels (each step
-straight on or one pixel to the side) for as far as the box is wide (across) or high (down), at least
-:data:`CONTINUE_PX` pixels, through pixels that belong to no other part of the machine nor lie within
-:data:`BLUR_MARGIN_PX` of one (the terminal box sits on the warmer motor body, whose pixels and blurred edge
-do not count). A spot inside the box, also one at an edge whose blur reaches past that edge or one a little
+straight on or one pixel to the side) for as far as the box is large (its width or height, whichever is
+larger), at least :data:`CONTINUE_PX` pixels, through pixels at least as warm as the motor body's median that
+belong to no other part of the machine nor lie within :data:`BLUR_MARGIN_PX` of one (the terminal box sits
+on the warmer motor body, whose pixels and blurred rim do not count: a body box drawn inside the body leaves
+its rim, cooler than the body, as a warm band along the terminal box). A spot inside the box, also one at an edge whose blur reaches past that edge or one a little
 larger than a box drawn inside the terminal box, and a hot cable leaving the box through its gland, do not.
 Where the box holds no spot (its maximum less than :data:`MIN_SPOT_EXCESS_K` over its median) nothing is
 read. The thermal features message flags such a frame (:data:`TERMINAL_CROSSED_STAT`) and the model's
@@ -38,6 +39,11 @@ False
 >>> big = frame.copy(); big[6:10, 24:34] = 70.0   # a spot two pixels larger than the box on each side
 >>> hot_line_through(big, box)
 False
+>>> body = (20, 14, 40, 24)                          # a body at 60 °C, its box drawn inside it
+>>> warm = np.full((40, 60), 20.0); warm[12:26, 18:42] = 60.0; warm[6:10, 26:32] = 25.0
+>>> warm[8:10, :] = 40.0                            # a band warmer than the box, cooler than the body
+>>> hot_line_through(warm, box, [body]), hot_line_through(warm, box, [body], body=body)
+(True, False)
 >>> seated = frame.copy(); seated[9, 26:32] = 45.0  # the box's lowest row on a hotter body: no line
 >>> hot_line_through(seated, box, others=[(20, 9, 40, 20)])
 False
@@ -72,12 +78,24 @@ BLUR_MARGIN_PX = 2
 CONTINUE_PX = 2
 
 
+def _median_in(frame_c: np.ndarray, box: tuple[int, int, int, int] | None) -> float:
+    """The median of ``frame_c`` in ``box`` (``-inf`` without a box or a finite pixel in it)."""
+    if box is None:
+        return -np.inf
+    x0, y0, x1, y1 = (max(int(round(v)), 0) for v in box)
+    patch = np.asarray(frame_c[y0:y1, x0:x1], np.float64)
+    patch = patch[np.isfinite(patch)]
+    return float(np.median(patch)) if patch.size else -np.inf
+
+
 def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
-                     others: Sequence[tuple[int, int, int, int]] = ()) -> bool:
+                     others: Sequence[tuple[int, int, int, int]] = (),
+                     body: tuple[int, int, int, int] | None = None) -> bool:
     """Whether the hot spot in ``box`` (``x0, y0, x1, y1``, pixels of ``frame_c``, °C) runs through the box
     and on past it on two opposite sides (see the module docstring); ``others``: the machine's other region
     boxes, whose pixels do not count as the line's continuation (the terminal box sits on the warmer motor
-    body). A box at the frame's edge cannot show a line across that edge."""
+    body); ``body``: the motor body's box, whose median the line outside the box must reach. A box at the
+    frame's edge cannot show a line across that edge."""
     h, w = frame_c.shape[:2]
     x0, y0, x1, y1 = (int(round(v)) for v in box)
     x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
@@ -92,6 +110,7 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         return False
     thr = med + HOT_SHARE * (top - med)
     hot = inner >= thr
+    line_min = max(thr, _median_in(frame_c, body))  # a line hotter than the body: not the body's blurred rim
     covered = np.zeros((h, w), bool)
     for bx in others:  # with the optics' blur around them: a warm part's edge bleeds a pixel or two out of its box
         ox0, oy0, ox1, oy1 = (int(round(v)) for v in bx)
@@ -103,7 +122,7 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         (``dy, dx``) for ``length`` pixels, each step straight on or one pixel to the side (it may tilt)."""
         def hot(y: int, x: int) -> bool:
             return (0 <= y < h and 0 <= x < w and not covered[y, x]
-                    and float(np.nan_to_num(frame_c[y, x], nan=-np.inf)) >= thr)
+                    and float(np.nan_to_num(frame_c[y, x], nan=-np.inf)) >= line_min)
 
         for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
             lateral = 0
@@ -122,11 +141,10 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         a, b = np.flatnonzero(first), np.flatnonzero(last)
         if a.size == 0 or b.size == 0 or before < 0 or after >= (h if rows else w):
             return False
-        if rows:  # the line runs on past the box for at least the box's own height (at least CONTINUE_PX)
-            run = max(CONTINUE_PX, y1 - y0)
+        run = max(CONTINUE_PX, x1 - x0, y1 - y0)  # on past the box for at least the box's own size
+        if rows:
             return (continues(np.full(a.size, before), x0 + a, -1, 0, run)
                     and continues(np.full(b.size, after), x0 + b, 1, 0, run))
-        run = max(CONTINUE_PX, x1 - x0)
         return (continues(y0 + a, np.full(a.size, before), 0, -1, run)
                 and continues(y0 + b, np.full(b.size, after), 0, 1, run))
 

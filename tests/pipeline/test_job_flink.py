@@ -22,6 +22,7 @@ from pipeline.features.audio_physics import BAND_LIMITED_STAT, ORDERS_ABOVE_ENVE
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
 from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT
 from pipeline.features.plc_window import plc_windows
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT
 from pipeline.features.thermal_features import ThermalBaseline, thermal_features
 from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT
 from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
@@ -160,11 +161,14 @@ def test_thermal_and_audio_features_match_the_feature_code(published, ingest_red
                 msg = thermal[(asset, e.event_time_ms)]
                 # the simulator's boxes sit on the machine: region fitting leaves them as given
                 fit_flags = {k: msg.stats[k] for k in ("regions_registered", "regions_proposed", PROPOSED_ENDS_KNOWN_STAT,
-                                                       BEARING_BELOW_SPOT_STAT, "baseline_reference", "dead_pixels")}
-                # ... its bearing boxes are wider than the measurement spot; the frames span less than the learned
-                # reference's commissioning: the running baseline; and the simulator's camera has no dead pixels
+                                                       BEARING_BELOW_SPOT_STAT, TERMINAL_CROSSED_STAT,
+                                                       "baseline_reference", "dead_pixels")}
+                # ... its bearing boxes are wider than the measurement spot, no pipe runs through its terminal boxes;
+                # the frames span less than the learned reference's commissioning: the running baseline; and the
+                # simulator's camera has no dead pixels
                 assert fit_flags == {"regions_registered": 0.0, "regions_proposed": 0.0, PROPOSED_ENDS_KNOWN_STAT: 0.0,
-                                     BEARING_BELOW_SPOT_STAT: 0.0, "baseline_reference": 0.0, "dead_pixels": 0.0}
+                                     BEARING_BELOW_SPOT_STAT: 0.0, TERMINAL_CROSSED_STAT: 0.0,
+                                     "baseline_reference": 0.0, "dead_pixels": 0.0}
                 # the motor body's drive end minus its fan end, read in the middle half of its box (models.ruled_out)
                 frame_c = frame_to_celsius(frame, {"unit": "centikelvin"})
                 profile = as_profile(registry[asset])
