@@ -42,12 +42,12 @@ from pipeline.features.audio_physics import (
     resample_to_16k,
 )
 from pipeline.features.body_axial import MID_AXIAL_STAT, mid_axial_k
-from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, hot_line_through
 from pipeline.features.measurement_spot import BEARING_BELOW_SPOT_STAT, below_spot_note, parts_below_spot
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, hot_line_through
 from pipeline.features.thermal_features import thermal_features
 from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT, RegionFit
 from pipeline.features.thermal_reference import ThermalReference, dead_band, vector_against_references

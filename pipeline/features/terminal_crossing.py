@@ -1,4 +1,4 @@
-"""A hot line through the terminal box: a pipe, a cable run or a lamp's beam, not a loose lug.
+"""A hot line through the terminal box: a pipe or a cable run, not a loose lug.
 
 A loose or corroded lug heats a spot inside the motor's terminal box; the box reads it as a hot spot
 far above its own level (``terminal_box.hotspot_excess``), and that reading is what the thermal model
@@ -11,15 +11,15 @@ smaller than its box; such a line runs on past the box on two opposite sides.
 maximum, :data:`HOT_SHARE`: the half-maximum contour) reach both its left and its right edge, or both its
 top and its bottom edge, and on each of those two edges run on outward as a line of hot pixels (each step
 straight on or one pixel to the side) for as far as the box is large (its width or height, whichever is
-larger), at least :data:`CONTINUE_PX` pixels, through pixels at least as warm as the motor body's median that
-belong to no other part of the machine nor lie within :data:`BLUR_MARGIN_PX` of one (the terminal box sits
-on the warmer motor body, whose pixels and blurred rim do not count: a body box drawn inside the body leaves
-its rim, cooler than the body, as a warm band along the terminal box). A spot inside the box, also one at an edge whose blur reaches past that edge or one a little
-larger than a box drawn inside the terminal box, and a hot cable leaving the box through its gland, do not.
-Where the box holds no spot (its maximum less than :data:`MIN_SPOT_EXCESS_K` over its median) nothing is
-read. The thermal features message flags such a frame (:data:`TERMINAL_CROSSED_STAT`) and the model's
-readers withhold electrical overheating there (:mod:`models.withheld_classes`): the frame cannot tell a
-loose lug from the line.
+larger), at least :data:`CONTINUE_PX` pixels. The line's pixels must be at least as warm as the motor body's
+median and belong to no other part of the machine nor lie within :data:`BLUR_MARGIN_PX` of one: the terminal
+box sits on the warmer motor body, whose pixels and blurred rim do not count (a body box drawn inside the body
+leaves its rim, cooler than the body, as a warm band along the terminal box). A spot inside the box, also one
+at an edge whose blur reaches past that edge or one a little larger than the box, and a hot cable leaving the
+box through its gland, do not make a line. Where the box holds no spot (its maximum less than
+:data:`MIN_SPOT_EXCESS_K` over its median) nothing is read. The thermal features message flags such a frame
+(:data:`TERMINAL_CROSSED_STAT`) and the model's readers withhold electrical overheating there
+(:mod:`models.withheld_classes`): the frame cannot tell a loose lug from the line.
 
 >>> frame = np.full((40, 60), 20.0)
 >>> frame[10:20, 20:40] = 35.0                      # motor body
@@ -71,10 +71,9 @@ MIN_SPOT_EXCESS_K = 3.0
 #: thermal camera's optics spreads a warm part's edge over a pixel or two (the blind fleet's proposed motor
 #: body, one pixel below a terminal box, read its blurred top edge as a line along the box).
 BLUR_MARGIN_PX = 2
-#: The least run, in pixels, of a line past each of the box's two edges; it must also run on for the box's own
-#: width (across) or height (down): a lug's spot is smaller than its terminal box, and its blur reaches a pixel
-#: or two past a box drawn tight around it or inside it (on a fleet of ours a run of 2 pixels read one such lug
-#: as a line: docs/models.md, "Thermal: a hot line through the terminal box").
+#: The least run, in pixels, of a line past each of the box's two edges; it must also run on for the box's larger
+#: side: a lug's spot is smaller than its terminal box, and its blur reaches a pixel or two past a box drawn tight
+#: around it.
 CONTINUE_PX = 2
 
 
