@@ -30,7 +30,9 @@ Every case is featurised with region fitting off (``fit=False``: the boxes exact
 on (registration / proposal, :mod:`pipeline.features.thermal_fit`), and scored by the shipped INT8
 thermal student (ONNX Runtime CPU; classes the machine cannot have masked, renormalised over the
 classes the thermal model may name, as served; with fitting on also ``as_served``: on proposed
-boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``,
+boxes thermal withholds its faults but an unmistakable hot connection, ``models.withheld_classes``
+(and since session 49 electrical overheating wherever a hot line runs through the terminal box,
+``pipeline.features.terminal_crossing``; ``--save-vectors`` keeps that flag as ``crossed|CASE``),
 and a frame whose motor body is warmer at its fan end is not called healthy, ``models.ruled_out``:
 through given boxes, and since session 35 by a clearer margin through registered boxes and through
 proposed boxes whose drive end is known, where it names cooling failure;
