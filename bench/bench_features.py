@@ -33,7 +33,7 @@ from pipeline.features.messages import audio_features_message, thermal_features_
 from pipeline.features.plc_physics import plc_vector
 from pipeline.features.asset_profile import as_profile
 from pipeline.features.body_axial import mid_axial_k
-from pipeline.features.terminal_crossing import hot_line_through
+from pipeline.features.terminal_crossing import terminal_box_crossed
 from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector
 from pipeline.features.plc_window import PlcWindowBuffer, plc_window_features
 from pipeline.features.region_check import RegionCheck
@@ -128,9 +128,8 @@ def cases(inputs: dict[str, object]) -> dict[str, tuple[Callable[[], object], in
         "thermal.body_mid_axial": (lambda: mid_axial_k(frame_to_celsius(frame, {"unit": "centikelvin"}), body_boxes,
                                                        body_profile), 1, "frame"),
         # what the message adds since session 49: whether a hot line runs through the terminal box, on the same copy
-        "thermal.terminal_crossing": (lambda: hot_line_through(
-            frame_to_celsius(frame, {"unit": "centikelvin"}), body_boxes["terminal_box"],
-            [b for n, b in body_boxes.items() if n != "terminal_box"], body_boxes.get("motor_body")), 1, "frame"),
+        "thermal.terminal_crossing": (lambda: terminal_box_crossed(frame_to_celsius(frame, {"unit": "centikelvin"}),
+                                                                   body_boxes), 1, "frame"),
         "thermal.message": (lambda: thermal_features_message(asset.asset_id, "pump", 0, frame, baseline,  # type: ignore[attr-defined]
                                                              dict(asset.regions) or None, asset=asset), 1, "frame"),  # type: ignore[attr-defined]
         # what the job's handler computes on average: boxes that fit are checked on every 10th frame only

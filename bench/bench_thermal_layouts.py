@@ -124,7 +124,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
     from models.data.domain_data import domain_world
     from pipeline.features.thermal_fit import fit_regions
     from pipeline.features.body_axial import mid_axial_k
-    from pipeline.features.terminal_crossing import hot_line_through
+    from pipeline.features.terminal_crossing import terminal_box_crossed
     from pipeline.features.thermal_regions import frame_to_celsius, scaled_regions, thermal_vector_fit
 
     domain, n_assets, seed, spc, indices, baseline_share = args
@@ -210,10 +210,7 @@ def _chunk(args: tuple[str, int, int, int, list[int], float]) -> dict:
                     m_k = mid_axial_k(f_c, fit.boxes, p)
                     mid[case].append(np.nan if m_k is None else m_k)
                     ends[case].append(fit.ends_known)
-                    tb = fit.boxes.get("terminal_box")
-                    crossed[case].append(tb is not None and hot_line_through(
-                        f_c, tb, [b_ for n_, b_ in fit.boxes.items() if n_ != "terminal_box"],
-                        fit.boxes.get("motor_body")))
+                    crossed[case].append(terminal_box_crossed(f_c, fit.boxes))
             frame_c = frame_to_celsius(f, p.frame)
             boxes = scaled_regions(p, frame_c.shape)
             t0 = time.perf_counter()

@@ -47,7 +47,7 @@ from pipeline.features.plc_physics import plc_vector
 from pipeline.features.plc_running import plc_running_stats
 from pipeline.features.plc_window import PlcWindow, plc_feature_names
 from pipeline.features.region_check import RegionCheck
-from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, hot_line_through
+from pipeline.features.terminal_crossing import TERMINAL_CROSSED_STAT, terminal_box_crossed
 from pipeline.features.thermal_features import thermal_features
 from pipeline.features.thermal_fit import PROPOSED_ENDS_KNOWN_STAT, RegionFit
 from pipeline.features.thermal_reference import ThermalReference, dead_band, vector_against_references
@@ -179,11 +179,8 @@ def _body_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit, pr
 
 def _terminal_stats(stats: dict[str, float], frame_c: np.ndarray, fit: RegionFit) -> None:
     """``terminal_box_crossed``: 1.0 where a hot line runs through the terminal box read and on past it
-    (:func:`~pipeline.features.terminal_crossing.hot_line_through`), 0.0 where it does not or the box is unknown."""
-    box = fit.boxes.get("terminal_box")
-    others = [b for name, b in fit.boxes.items() if name != "terminal_box"]
-    stats[TERMINAL_CROSSED_STAT] = float(box is not None and hot_line_through(frame_c, box, others,
-                                                                              fit.boxes.get("motor_body")))
+    (:func:`~pipeline.features.terminal_crossing.terminal_box_crossed`), 0.0 where it does not or the box is unknown."""
+    stats[TERMINAL_CROSSED_STAT] = float(terminal_box_crossed(frame_c, fit.boxes))
 
 
 def audio_features_message(asset_id: str, asset_type: str, event_time_ms: int, samples: np.ndarray,

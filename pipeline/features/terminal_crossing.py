@@ -53,7 +53,7 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -109,6 +109,8 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
         return False
     thr = med + HOT_SHARE * (top - med)
     hot = inner >= thr
+    if not ((hot[:, 0].any() and hot[:, -1].any()) or (hot[0].any() and hot[-1].any())):
+        return False  # the spot reaches no two opposite edges: a spot inside the box (the common case)
     line_min = max(thr, _median_in(frame_c, body))  # a line hotter than the body: not the body's blurred rim
     covered = np.zeros((h, w), bool)
     for bx in others:  # with the optics' blur around them: a warm part's edge bleeds a pixel or two out of its box
@@ -149,6 +151,21 @@ def hot_line_through(frame_c: np.ndarray, box: tuple[int, int, int, int],
 
     return (through(hot[:, 0], hot[:, -1], x0 - 1, x1, rows=False)
             or through(hot[0, :], hot[-1, :], y0 - 1, y1, rows=True))
+
+
+def terminal_box_crossed(frame_c: np.ndarray, boxes: Mapping[str, tuple[int, int, int, int]]) -> bool:
+    """:func:`hot_line_through` for the ``terminal_box`` of a machine's region ``boxes`` (the ones read), its
+    other boxes and its motor body; False without a terminal box.
+
+    >>> frame = np.full((40, 60), 20.0); frame[10:20, 20:40] = 35.0; frame[7:9, :] = 70.0
+    >>> terminal_box_crossed(frame, {"terminal_box": (26, 6, 32, 10), "motor_body": (20, 10, 40, 20)})
+    True
+    >>> terminal_box_crossed(frame, {"motor_body": (20, 10, 40, 20)})
+    False
+    """
+    box = boxes.get("terminal_box")
+    return box is not None and hot_line_through(frame_c, box, [b for n, b in boxes.items() if n != "terminal_box"],
+                                                boxes.get("motor_body"))
 
 
 def terminal_crossed_note() -> str:
