@@ -130,6 +130,9 @@ Results and what they showed: docs/models.md, "A fleet written blind".
 About 4.5 min on 2 cores (generation 80-110 s, 27 inspect calls of 4-8 s); ``--with-healthy``
 (add ``--skip-generate`` to reuse the fleet) about 10.5 min. ``--print-report FILE`` reprints
 the tables of a saved report. The report records the repository commit it scored.
+``--records FILE`` also writes what ``inspect`` returned for every sample (per modality and fused:
+class, probabilities, withheld classes, extrapolation flag) beside its truth, one JSON line each, for
+study offline (replaying the fusion, say) without scoring the fleet again.
 """
 
 from __future__ import annotations
@@ -2028,6 +2031,19 @@ def metrics(rows: list[tuple[str, float, str | None]]) -> dict[str, Any]:
     }
 
 
+def write_records(path: Path, machines: list[Machine], samples: list[list[Sample]], sc: dict[str, Any]) -> None:
+    """One JSON line per mode and scored sample: the machine, the truth and what inspect returned."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for mode, res in sc["results"].items():
+            for mi, ss in enumerate(samples):
+                for si, s in enumerate(ss[1:]):
+                    out.write(json.dumps({"mode": mode, "asset": machines[mi].asset_id, "kind": machines[mi].kind,
+                                          "asset_type": machines[mi].asset_type, "sample": s.sample_id,
+                                          "label": s.label, "severity": s.severity, "variant": s.variant,
+                                          "records": res.get((mi, si), {})}, default=str) + "\n")
+
+
 def build_report(
     machines: list[Machine], samples: list[list[Sample]], sc: dict[str, Any], meta: dict[str, Any]
 ) -> dict[str, Any]:
@@ -2191,6 +2207,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generate-only", action="store_true")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per inspect call")
     ap.add_argument("--registry", type=Path, default=None, help="score these models (default: the shipped registry)")
+    ap.add_argument("--records", type=Path, default=None,
+                    help="also write every scored sample's inspect records (per modality and fused: class, "
+                         "probabilities, withheld, extrapolating) with its truth, one JSON line each, for offline study")
     a = ap.parse_args(argv)
     if a.print_report:
         print_tables(json.loads(a.print_report.read_text(encoding="utf-8")))
@@ -2220,6 +2239,8 @@ def main(argv: list[str] | None = None) -> int:
         meta["linewatch_commit_at_start"] = commit_at_start
         print(f"WARNING: the repository moved from {commit_at_start[:10]} to {meta['linewatch_commit'][:10]} during this run")
     report = build_report(machines, samples, sc, meta)
+    if a.records:
+        write_records(a.records, machines, samples, sc)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     print_tables(report)
