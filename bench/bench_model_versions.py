@@ -1,0 +1,101 @@
+"""Every registered version of one modality's model, scored as served on one data run's test split.
+
+    .venv/bin/python bench/bench_model_versions.py --data RUN --registry models/default --modality plc \
+        [--versions v6,v7] [--out F]
+
+``RUN`` is a folder of feature vectors as ``scripts/train_gpu.py`` writes them (``--data`` there:
+``data_train_{audio,thermal}.npz``, ``data_train_plc_meta.npz``, ``data_unseen.npz``). Its grouped
+test split is recomputed as training computes it (a pure function of the machines and the seed:
+:func:`models.data.samples.split_samples` with ``TrainConfig``'s fractions and seed), so a model
+trained on that run is scored on machines it never saw. Each version's INT8 CPU student (the file
+``linewatch inspect`` and the inference service load; its calibration is baked in) is run with
+ONNX Runtime on the test split and on the run's unseen-type set, the classes an asset type cannot
+have masked as the gates mask them, and scored with :func:`models.training.evaluation.evaluate`.
+
+What it answers: whether a version registered before the simulator or the feature code changed
+still holds on vectors the current code renders (a model is not retrained for every change of its
+inputs), and how a candidate in a scratch registry compares with the shipped one on the same windows.
+An older version trained on these very fleets may have seen some of the test machines in training;
+the report says which version each number belongs to, not which split it was trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def score_versions(data: Path, registry: Path, modality: str, versions: list[str] | None) -> dict:
+    import onnxruntime as ort
+
+    from models.config import TrainConfig
+    from models.data.domain_data import load_run_data
+    from models.data.samples import split_samples
+    from models.registry import ModelRegistry
+    from models.training.calibration import softmax
+    from models.training.evaluation import apply_mask, evaluate, possible_mask
+
+    train, unseen = load_run_data(data)
+    cfg = TrainConfig()
+    test = split_samples(train.samples(modality), cfg.val_fraction, cfg.test_fraction, cfg.seed).test
+    parts = {"test": test, "unseen": unseen.samples(modality)}
+    reg = ModelRegistry(registry)
+    report: dict = {"data": str(data), "registry": str(registry), "modality": modality,
+                    "n": {k: len(p.labels) for k, p in parts.items()}, "versions": {}}
+    for version in versions or reg.versions(modality):
+        model = reg.get(modality, version)
+        if tuple(model.card.input["shape"]) != tuple(test.sample_shape):
+            report["versions"][version] = {"skipped": f"input shape {model.card.input['shape']} is not the run's "
+                                                      f"{list(test.sample_shape)}"}
+            continue
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(str(model.path("student_int8_cpu")), options,
+                                       providers=["CPUExecutionProvider"])
+        entry: dict = {"trained_on": model.card.teacher.get("trained_on"),
+                       "dataset_digest": model.card.dataset.get("digest")}
+        for name, part in parts.items():
+            logits = session.run(None, {session.get_inputs()[0].name: part.inputs.astype(np.float32)})[0]
+            e = evaluate(apply_mask(softmax(logits), possible_mask(part.asset_types, part.classes)), part.labels,
+                         part.severity, part.classes)
+            entry[name] = {"macro_f1_past_moderate": round(e.macro_f1_past_moderate, 4),
+                           "healthy_fpr": round(e.healthy_fpr, 4), "ece": round(e.ece, 4),
+                           "recall_past_moderate": {k: round(v, 3) for k, v in e.recall_past_moderate.items()}}
+        report["versions"][version] = entry
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="a scripts/train_gpu.py run folder")
+    parser.add_argument("--registry", type=Path, default=Path("models/default"))
+    parser.add_argument("--modality", default="plc", choices=("plc", "thermal", "audio"))
+    parser.add_argument("--versions", default=None, help="comma-separated (default: every registered version)")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    report = score_versions(args.data, args.registry, args.modality,
+                            [v for v in args.versions.split(",") if v] if args.versions else None)
+    report["command"] = "bench/bench_model_versions.py " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None)
+    report["seconds"] = round(time.perf_counter() - t0, 1)
+    for version, entry in report["versions"].items():
+        if "skipped" in entry:
+            print(f"{version}: skipped ({entry['skipped']})")
+            continue
+        for name in ("test", "unseen"):
+            e = entry[name]
+            print(f"{version} {name:6s} macro-F1 past moderate {e['macro_f1_past_moderate']:.4f}  healthy FPR "
+                  f"{e['healthy_fpr']:.4f}  recall " + ", ".join(f"{k} {v:.3f}" for k, v in e["recall_past_moderate"].items()))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1, default=str))
+        print(f"report: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
