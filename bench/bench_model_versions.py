@@ -50,11 +50,10 @@ def false_alarms(pred: np.ndarray, part) -> dict:
 
 
 def score_versions(data: Path, registry: Path, modality: str, versions: list[str] | None) -> dict:
-    import onnxruntime as ort
-
     from models.config import TrainConfig
     from models.data.domain_data import load_run_data
     from models.data.samples import split_samples
+    from models.export.onnx_export import ort_logits, ort_session
     from models.registry import ModelRegistry
     from models.training.calibration import softmax
     from models.training.evaluation import apply_mask, evaluate, possible_mask
@@ -62,26 +61,22 @@ def score_versions(data: Path, registry: Path, modality: str, versions: list[str
     train, unseen = load_run_data(data)
     cfg = TrainConfig()
     split = split_samples(train.samples(modality), cfg.val_fraction, cfg.test_fraction, cfg.seed)
-    test = split.test
-    parts = {"val": split.val, "test": test, "unseen": unseen.samples(modality)}
+    parts = {"val": split.val, "test": split.test, "unseen": unseen.samples(modality)}
+    shape = tuple(split.test.sample_shape)
     reg = ModelRegistry(registry)
     report: dict = {"data": str(data), "registry": str(registry), "modality": modality,
                     "n": {k: len(p.labels) for k, p in parts.items()}, "versions": {}}
     for version in versions or reg.versions(modality):
         model = reg.get(modality, version)
-        if tuple(model.card.input["shape"]) != tuple(test.sample_shape):
+        if tuple(model.card.input["shape"]) != shape:
             report["versions"][version] = {"skipped": f"input shape {model.card.input['shape']} is not the run's "
-                                                      f"{list(test.sample_shape)}"}
+                                                      f"{list(shape)}"}
             continue
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        session = ort.InferenceSession(str(model.path("student_int8_cpu")), options,
-                                       providers=["CPUExecutionProvider"])
+        session = ort_session(model.path("student_int8_cpu"))  # one thread, as the gates score it
         entry: dict = {"trained_on": model.card.teacher.get("trained_on"),
                        "dataset_digest": model.card.dataset.get("digest")}
         for name, part in parts.items():
-            logits = session.run(None, {session.get_inputs()[0].name: part.inputs.astype(np.float32)})[0]
-            probs = apply_mask(softmax(logits), possible_mask(part.asset_types, part.classes))
+            probs = apply_mask(softmax(ort_logits(session, part.inputs)), possible_mask(part.asset_types, part.classes))
             e = evaluate(probs, part.labels, part.severity, part.classes)
             entry[name] = {"macro_f1_past_moderate": round(e.macro_f1_past_moderate, 4),
                            "healthy_fpr": round(e.healthy_fpr, 4), "ece": round(e.ece, 4),
