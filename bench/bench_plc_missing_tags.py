@@ -168,14 +168,16 @@ def rendered(chunk: Callable[[tuple], tuple], domain: str, n_assets: int, seed: 
 
 def main() -> None:
     args = fleet_arguments(__doc__, "bench/results/plc_missing_tags.json")
-    from models.inspect.scoring import OUT_OF_RANGE_WARN
+    from models.training_range import MARGIN, OUT_OF_RANGE_WARN, TrainingRange
 
     t0 = time.time()
     served = served_plc(args.registry)
     model, classes, fill = served.model, served.classes, served.fill
-    ref = np.load(model.path("reference"), allow_pickle=False)
-    lo, hi = ref["features"].min(axis=0), ref["features"].max(axis=0)
-    margin = 0.25 * np.maximum(hi - lo, 1e-6)
+    rng = TrainingRange.of_model(model)
+    if rng is None:
+        raise SystemExit(f"plc {model.version} has no reference sample of training inputs: nothing to measure against")
+    lo, hi = rng.lo, rng.hi
+    margin = MARGIN * np.maximum(hi - lo, 1e-6)
 
     def far(x: np.ndarray) -> np.ndarray:
         """Windows ``inspect``'s guard calls extrapolating (Inspector.outside_training, on ``x`` as given)."""

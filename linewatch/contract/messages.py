@@ -211,6 +211,10 @@ class Prediction(Message):
         "imbalance; a PLC window without the tag that shows a class: cooling_failure without the winding "
         "temperature, imbalance without vibration, cavitation without pressure); the fusion reads the "
         "modality as neutral on them (models.withheld_classes)."))
+    beyond_training: dict[str, int] = Field(default_factory=dict, description=(
+        "Model inputs far outside the model's training range (models.training_range): input name -> +1 above "
+        "it, -1 below it. The fusion counts those that do not show more of the class it reads this modality "
+        "as naming; with 3 or more it flattens the modality (the model extrapolates), as linewatch inspect does."))
 
 
 class ModelRef(BaseModel):
@@ -258,6 +262,9 @@ class Verdict(Message):
         "modality -> the classes its input could not judge in this evaluation (Prediction.withheld, e.g. "
         "audio imbalance before the machine's healthy sound is learnt); the modality's entry in "
         "``modalities`` is read without them, and the fusion left them to the other modalities."))
+    extrapolating: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "modality -> the model inputs far outside its training range that made this evaluation count it with "
+        "flattened probabilities (models.training_range): its model extrapolates for this machine."))
 
 
 class AlertSeverity(StrEnum):

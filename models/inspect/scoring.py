@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from models.fault_evidence import evidence_beyond_training
 from models.fusion import FusionWeights, fuse, temper
 from models.inputs import input_array
 from models.inspect.frame_files import SNIFF_BYTES, is_temperature_matrix, read_frame
@@ -40,6 +39,7 @@ from models.inspect.reference_load import common_point, reference_load
 from models.missing_tags import HealthyFill
 from models.registry import ModelRegistry, default_registry
 from models.ruled_out import rule_out, ruled_out, ruled_out_note
+from models.training_range import EXTRAPOLATION_POWER, TrainingRange, extrapolation
 from models.withheld_classes import drop_withheld, proposed_hot_connection_note, withheld_classes
 from pipeline.features.asset_profile import RECIPROCATING_LEVEL_UNKNOWN_STAT, AssetProfile, unknown_regions_note
 from pipeline.features.region_boxes import unreadable_regions_note
@@ -56,10 +56,6 @@ MODALITY_BY_SUFFIX: dict[str, str] = {".wav": "audio", ".wave": "audio", ".flac"
                                       ".csv": "plc", ".jsonl": "plc", ".json": "plc", ".ndjson": "plc"}
 _LANDING_NAME = re.compile(r"^(?:plc-|alarms-)?(?P<asset>.+?)-(?P<stamp>\d{8}T\d{6}\d{0,3})$")
 FUSION_FILE = "fusion.json"
-#: Warn when at least this many input values lie far outside the model's training range ...
-OUT_OF_RANGE_WARN = 3
-#: ... and let that modality enter the fusion with its probabilities raised to this power.
-EXTRAPOLATION_POWER = 0.3
 #: Where an audio file's running speed came from: searched in the sound (around nameplate speed, or
 #: over a drive's range), around a speed the user measured (``--speed-rpm``), around the median
 #: speed of a PLC file of the same machine in the same call, or read off a drive's PWM carrier in
@@ -208,7 +204,7 @@ class Inspector:
         path = self.registry.root / FUSION_FILE
         self.fusion = fusion or (FusionWeights.load(path) if path.is_file() else FusionWeights(impossible=CAVITATION_NEEDS_A_PUMP))
         self._sessions: dict[str, tuple[object, list[str], str]] = {}
-        self._ranges: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
+        self._ranges: dict[str, TrainingRange | None] = {}
         self._fills: dict[str, HealthyFill | None] = {}
 
     def _model(self, modality: str) -> tuple[object, list[str], str]:
@@ -222,7 +218,7 @@ class Inspector:
             session = ort.InferenceSession(str(model.path()), options, providers=["CPUExecutionProvider"])
             self._sessions[modality] = (session, list(model.card.classes),
                                         f"{modality} {model.version} ({model.card.serving_role})")
-            self._ranges[modality] = _training_range(model)
+            self._ranges[modality] = TrainingRange.of_model(model)
             self._fills[modality] = HealthyFill.of_model(model)
         return self._sessions[modality]
 
@@ -240,14 +236,9 @@ class Inspector:
 
     def beyond_training(self, modality: str, x: np.ndarray) -> dict[str, int]:
         """:meth:`outside_training` with the side: ``{input name: +1 above the range, -1 below it}``."""
+        self._model(modality)
         rng = self._ranges.get(modality)
-        if rng is None:
-            return {}
-        x = self.model_input(modality, x)
-        lo, hi, names = rng
-        margin = 0.25 * np.maximum(hi - lo, 1e-6)
-        out = np.flatnonzero((x < lo - margin) | (x > hi + margin))
-        return {names[i]: 1 if x[i] > hi[i] else -1 for i in out}
+        return {} if rng is None else rng.beyond(self.model_input(modality, x))
 
     def _predict(self, modality: str, inputs: list[np.ndarray], asset_type: str | None
                  ) -> tuple[np.ndarray, list[str], str]:
@@ -664,15 +655,13 @@ class Inspector:
                     first = next(x for x, r in zip(inputs, ruled, strict=True) if r)
                     result.warnings.append(ruled_out_note(modality, first, stats))
                 beyond = {n: side for x in inputs for n, side in self.beyond_training(modality, x).items()}
-                far = sorted(beyond)
-                result.outside_training = far
                 # inputs beyond the range that show more of the named fault are evidence, not a guess
                 named = classes[int(np.argmax(probs))]
-                result.evidence_beyond_training = evidence_beyond_training(modality, named, beyond)
-                counted = [n for n in far if n not in result.evidence_beyond_training]
-                result.extrapolating = len(counted) >= OUT_OF_RANGE_WARN
+                judged = extrapolation(modality, named, beyond)
+                result.outside_training, result.evidence_beyond_training = judged.outside, judged.evidence
+                result.extrapolating = judged.extrapolating
                 if result.extrapolating:
-                    result.warnings.append(extrapolation_note(counted))
+                    result.warnings.append(extrapolation_note(judged.counted))
                 if result.evidence_beyond_training:
                     result.warnings.append(evidence_beyond_training_note(result.evidence_beyond_training, named))
             except (InspectInputError, ValueError, OSError) as exc:
@@ -887,16 +876,3 @@ def rounded_temperatures_note(fill: HealthyFill | None, inputs: list[np.ndarray]
             f"that rounds {'it' if one else 'them'} or stores {'it' if one else 'them'} only on a change): "
             f"{'its' if one else 'their'} noise is read as a healthy machine's RTD noise (docs/models.md, \"PLC: "
             "temperatures a historian rounds\")")
-
-
-def _training_range(model) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Per-feature min/max of the model's reference sample of training inputs (None without one)."""
-    try:
-        ref = np.load(model.path("reference"), allow_pickle=False)
-    except (KeyError, OSError, ValueError):
-        return None
-    x = np.asarray(ref["features"], np.float64)
-    names = [str(n) for n in ref["names"]]
-    if x.ndim != 2 or x.shape[1] != len(names) or len(x) < 10:
-        return None
-    return np.nanmin(x, axis=0), np.nanmax(x, axis=0), names

@@ -9,6 +9,11 @@ so a lower ``confidence``. Nothing ever waits for a modality.
 **Fusion rule.** ``models.fusion.fuse`` (the same rule ``linewatch inspect`` and the offline
 evaluation use), with the weights from settings or ``models/default/fusion.json``.
 
+**Extrapolation guard.** A modality whose model extrapolates for this machine (3 or more inputs far
+outside its training range that do not show more of the class it names: ``models.training_range``)
+enters the rule with flattened probabilities, so a confident guess cannot outvote the other
+modalities; the verdict lists it in ``extrapolating`` and its reasons. ``linewatch inspect`` does the same.
+
 **Hysteresis.** An evaluation is evidence of a fault when the fused label is not ``normal`` and
 its confidence reaches ``min_confidence``; ``services.fusion.hysteresis`` turns the evidence of
 ``hop_ms`` event-time windows (the last evaluation of a window stands for it) into raise (k of n
@@ -34,7 +39,8 @@ from linewatch.contract import (
 )
 from linewatch.service_settings import FusionSettings
 from linewatch.streaming import Batch, Entry, WorkerMetrics
-from models.fusion import FusionWeights, fuse
+from models.fusion import FusionWeights, fuse, temper
+from models.training_range import EXTRAPOLATION_POWER, extrapolation
 from models.withheld_classes import drop_withheld
 from services.fusion.hysteresis import AssetState, Hysteresis, LatestPrediction
 
@@ -122,12 +128,16 @@ class FusionHandler:
                 probabilities=dict(zip(msg.classes, msg.probabilities)), label=msg.label,
                 event_time_ms=msg.event_time_ms, entry_id=entry.entry_id,
                 model=ModelRef(name=msg.model_name, version=msg.model_version, sha256=msg.model_sha256),
-                source=msg.source, ingest_time_ms=msg.ingest_time_ms, withheld=list(msg.withheld))
+                source=msg.source, ingest_time_ms=msg.ingest_time_ms, withheld=list(msg.withheld),
+                beyond_training=dict(msg.beyond_training))
         t = max(p.event_time_ms for p in state.latest.values())
         window = {m: p for m, p in state.latest.items() if p.event_time_ms >= t - s.window_ms}
         classes = list(msg.classes)
-        result = fuse({m: p.probabilities for m, p in window.items()}, classes=classes, weights=self.weights,
-                      expected=s.expected, asset_type=state.asset_type or None,
+        asset_type = state.asset_type or None
+        guessing = self._extrapolating(window, classes, asset_type)
+        result = fuse({m: temper(p.probabilities, EXTRAPOLATION_POWER) if m in guessing else p.probabilities
+                       for m, p in window.items()}, classes=classes, weights=self.weights,
+                      expected=s.expected, asset_type=asset_type,
                       withheld={m: p.withheld for m, p in window.items() if p.withheld})
         evidence = result.label if result.label != "normal" and result.confidence >= s.min_confidence else "normal"
         prior = state.raised
@@ -148,22 +158,43 @@ class FusionHandler:
         blind = {m: sorted(p.withheld) for m, p in sorted(window.items()) if p.withheld}
         if blind:  # classes a modality could not judge here (models.withheld_classes)
             reasons.append("not judged: " + "; ".join(f"{m} {', '.join(w)}" for m, w in blind.items()))
+        if guessing:  # models that extrapolate for this machine count for less (models.training_range)
+            reasons.append("extrapolates, counted with less weight: " + "; ".join(
+                f"{m} ({len(n)} inputs far outside its training range: {', '.join(n[:3])}{', …' if len(n) > 3 else ''})"
+                for m, n in guessing.items()))
         normal_p = result.probabilities.get("normal", 0.0) if "normal" in classes else 0.0
         return Verdict(
             asset_id=msg.asset_id, event_time_ms=t, label=label or "normal", confidence=round(result.confidence, 6),
-            modalities={m: self._served_label(m, p, classes) for m, p in window.items()},
+            modalities={m: self._served_label(m, p, classes, asset_type) for m, p in window.items()},
             probabilities={c: round(v, 6) for c, v in result.probabilities.items()}, reasons=reasons,
             asset_type=state.asset_type, state=verdict_state, instant_label=result.label,  # type: ignore[arg-type]
             severity=round(min(max(1.0 - normal_p, 0.0), 1.0), 6), coverage=round(result.coverage, 6),
             missing=list(result.missing), input_entry_ids={m: p.entry_id for m, p in window.items()},
             models={m: p.model for m, p in window.items()}, source=msg.source, ingest_time_ms=msg.ingest_time_ms,
-            decided_at_ms=now_ms, withheld=blind)
+            decided_at_ms=now_ms, withheld=blind, extrapolating=guessing)
 
-    def _served_label(self, modality: str, p: LatestPrediction, classes: list[str]) -> str:
+    def _served_label(self, modality: str, p: LatestPrediction, classes: list[str], asset_type: str | None) -> str:
         """What ``modality`` says as the fusion reads it (as ``linewatch inspect`` reports it): its
-        probabilities over the classes it may name (``fusion.json`` ``visible``) without those its
-        input withholds; the raw ``Prediction.label`` may be a withheld class."""
+        probabilities over the classes the machine can have and the modality may name (``fusion.json``
+        ``impossible`` and ``visible``) without those its input withholds; the raw ``Prediction.label``
+        may be a withheld class."""
         if not classes:
             return p.label
-        probs = drop_withheld(self.weights.restrict(modality, p.probabilities, classes), p.withheld, classes)
+        impossible = self.weights.impossible_for(asset_type)
+        probs = dict(p.probabilities)
+        if impossible and len(impossible) < len(classes):
+            probs = {c: (0.0 if c in impossible else v) for c, v in probs.items()}
+        probs = drop_withheld(self.weights.restrict(modality, probs, classes), p.withheld, classes)
         return max(classes, key=lambda c: probs.get(c, 0.0))
+
+    def _extrapolating(self, window: dict[str, LatestPrediction], classes: list[str], asset_type: str | None
+                       ) -> dict[str, list[str]]:
+        """``{modality: the inputs that make it a guess}`` for the modalities in ``window`` whose model
+        extrapolates (:func:`models.training_range.extrapolation`, judged on the class it names as read here)."""
+        out = {}
+        for m, p in sorted(window.items()):
+            if p.beyond_training:
+                judged = extrapolation(m, self._served_label(m, p, classes, asset_type), p.beyond_training)
+                if judged.extrapolating:
+                    out[m] = judged.counted
+        return out

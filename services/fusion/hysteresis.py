@@ -37,6 +37,8 @@ class LatestPrediction(BaseModel):
     source: str = ""
     ingest_time_ms: int = 0
     withheld: list[str] = Field(default_factory=list, description="classes its input cannot show (Prediction.withheld)")
+    beyond_training: dict[str, int] = Field(default_factory=dict, description=(
+        "model inputs far outside its training range (Prediction.beyond_training)"))
 
 
 class AssetState(BaseModel):

@@ -12,7 +12,9 @@ predicted. A backend failure (Triton down) raises: the batch is retried, then de
 
 A prediction carries the classes its input cannot show (``withheld``: :mod:`models.withheld_classes`),
 and its probabilities already honour what the input rules out on physics (:mod:`models.ruled_out`: a
-thermal frame whose motor body is warmer at its fan end is not called healthy).
+thermal frame whose motor body is warmer at its fan end is not called healthy). It also lists the model
+inputs far outside the model's training range (``beyond_training``: :mod:`models.training_range`); the
+fusion decides from them whether the model extrapolates for this machine.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class InferenceHandler:
         return [self.names.features_shard(self.modality, shard)]
 
     def _sample(self, batch: Batch, entry: Entry
-                ) -> tuple[object, np.ndarray, tuple[str, ...], tuple[str, ...]] | None:
+                ) -> tuple[object, np.ndarray, tuple[str, ...], tuple[str, ...], dict[str, int]] | None:
         msg = batch.decode(entry)
         if msg is None:
             return None
@@ -66,14 +68,15 @@ class InferenceHandler:
         withheld = withheld_classes(self.modality, x, getattr(msg, "stats", None))
         ruled = ruled_out(self.modality, x, getattr(msg, "stats", None))
         try:
-            x = self.model.fit(self.model.model_input(x))
+            model_input = self.model.model_input(x)
+            x = self.model.fit(model_input)
         except ValueError as exc:
             batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, f"{self.modality} model: {exc}", asset, when)
             return None
-        return msg, x, withheld, ruled
+        return msg, x, withheld, ruled, self.model.beyond_training(model_input)
 
     def handle(self, batch: Batch) -> None:
-        kept: list[tuple[Entry, object, np.ndarray, tuple[str, ...], tuple[str, ...]]] = []
+        kept: list[tuple[Entry, object, np.ndarray, tuple[str, ...], tuple[str, ...], dict[str, int]]] = []
         for entry in batch.entries:
             got = self._sample(batch, entry)
             if got is not None:
@@ -82,15 +85,15 @@ class InferenceHandler:
             return
         t0 = time.perf_counter()
         try:
-            probs = self.model.runtime.predict(np.stack([x for _, _, x, _, _ in kept]))
+            probs = self.model.runtime.predict(np.stack([x for _, _, x, _, _, _ in kept]))
         except RuntimeInputError as exc:  # checked per sample above; a model/input mismatch for all of them
-            for entry, msg, _, _, _ in kept:
+            for entry, msg, _, _, _, _ in kept:
                 batch.dead_letter(entry, DeadLetterReason.BAD_SHAPE, str(exc), getattr(msg, "asset_id", None))
             return
         self.backend_seconds.labels(role=self.role, stage="backend").observe(time.perf_counter() - t0)
         now = int(self.clock() * 1000)
         ref = self.model.ref
-        for (entry, msg, _, withheld, ruled), p in zip(kept, probs):
+        for (entry, msg, _, withheld, ruled, beyond), p in zip(kept, probs):
             if ruled and np.all(np.isfinite(p)):  # ruled out on physics: at 0, the rest renormalised
                 kept_p = rule_out(dict(zip(self.classes, (float(v) for v in p), strict=True)), ruled, self.classes)
                 p = np.array([kept_p[c] for c in self.classes], np.float64)
@@ -105,7 +108,7 @@ class InferenceHandler:
                 probabilities=row, label=self.classes[int(np.argmax(p))], features_entry_id=entry.entry_id,
                 inferred_at_ms=now, asset_type=msg.asset_type, source=msg.source,  # type: ignore[attr-defined]
                 ingest_time_ms=msg.ingest_time_ms,  # type: ignore[attr-defined]
-                withheld=[c for c in withheld if c in self.classes])
+                withheld=[c for c in withheld if c in self.classes], beyond_training=beyond)
             shard = batch.shard(entry)
             batch.commit(shard).xadd(self.names.predictions_shard(self.modality, shard), encode_message(pred),
                                      entry_id=entry.entry_id)  # retention: docs/redis.md

@@ -20,6 +20,7 @@ from models.registry.store import DEFAULT_ROOT, IntegrityError
 from models.runtime import Runtime, RuntimeSettings, load_runtime
 from models.runtime.model_dir import canonical_flavour
 from models.runtime.onnxruntime_runner import OrtOptions
+from models.training_range import TrainingRange
 
 
 class ModelRefused(RuntimeError):
@@ -38,6 +39,8 @@ class ServedModel:
     flavour: str
     #: What a PLC tag the historian lacks reads as (:mod:`models.missing_tags`); None: inputs as they are.
     fill: HealthyFill | None = field(default=None)
+    #: The range of the model's reference sample of training inputs; None: the card has none.
+    training_range: TrainingRange | None = field(default=None)
 
     @property
     def classes(self) -> list[str]:
@@ -51,6 +54,11 @@ class ServedModel:
         """What the model reads for the features message's vector ``x``: a PLC tag the machine's historian
         lacks at the model's healthy median (:class:`~models.missing_tags.HealthyFill`), else ``x``."""
         return x if self.fill is None else self.fill.apply(x)
+
+    def beyond_training(self, model_input: np.ndarray) -> dict[str, int]:
+        """The inputs of ``model_input`` (:meth:`model_input`'s vector) far outside the training range:
+        ``{input name: +1 above, -1 below}`` (:mod:`models.training_range`); none without a reference sample."""
+        return {} if self.training_range is None else self.training_range.beyond(model_input)
 
     def fit(self, x: np.ndarray) -> np.ndarray:
         """``x`` shaped as the model's sample (a pure reshape, e.g. adding a channel axis), or ValueError."""
@@ -107,4 +115,4 @@ def load_served_model(settings: InferenceSettings, modality: str) -> ServedModel
     if classes and list(classes) != list(card.classes):
         raise ModelRefused(f"runtime classes {classes} differ from the card's {card.classes}")
     return ServedModel(modality, registered.directory, card, runtime, ref, canonical_flavour(flavour),
-                       HealthyFill.of_model(registered))
+                       HealthyFill.of_model(registered), TrainingRange.of_model(registered))

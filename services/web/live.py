@@ -33,6 +33,7 @@ def verdict_view(entry_id: str, v: Verdict) -> dict[str, Any]:
             "instant_label": v.instant_label, "severity": round(v.severity, 3), "confidence": round(v.confidence, 3),
             "coverage": round(v.coverage, 3), "missing": list(v.missing), "modalities": dict(v.modalities),
             "withheld": {m: list(c) for m, c in v.withheld.items()},
+            "extrapolating": {m: list(n) for m, n in v.extrapolating.items()},
             "event_time_ms": v.event_time_ms, "decided_at_ms": v.decided_at_ms, "entry_id": entry_id}
 
 

@@ -278,7 +278,7 @@ def test_a_lug_hotter_than_any_in_training_is_evidence_not_an_extrapolation(plan
     beyond the thermal model's training range, on the side of the electrical overheating it names. They
     are listed, said to be evidence, and do not flag the frame as extrapolating, so the fused verdict
     gives the hotter lug more weight, not less (models.fault_evidence)."""
-    from models.inspect.scoring import OUT_OF_RANGE_WARN
+    from models.training_range import OUT_OF_RANGE_WARN
     from pipeline.features.thermal_regions import scaled_regions
 
     root, cases = plant

@@ -81,6 +81,43 @@ def test_a_class_the_audio_input_withholds_is_left_to_the_other_modalities(redis
         assert v.withheld == ({"audio": ["imbalance"]} if blind else {}), (v.asset_id, v.withheld)
 
 
+def test_a_modality_whose_model_extrapolates_counts_for_less(redis_client: redis.Redis,
+                                                              stream_names: StreamNames) -> None:
+    """Thermal calls bearing wear at 0.95 while PLC and audio say normal at 0.7. Read with inputs far outside
+    its training range that are not bearing evidence (the scene), thermal is flattened as ``linewatch inspect``
+    flattens it, and no fault is raised (PMP-01). With the bearing housings' rise beyond the range instead
+    (more of the fault it names: evidence, PMP-02), or nothing beyond it (PMP-03), bearing wear is raised."""
+    from models.training_range import OUT_OF_RANGE_WARN
+
+    scene = {"global.frame_max_rise": 1, "global.hot_area_frac": 1, "global.hot_outside_regions_frac": 1}
+    housings = {"de_bearing.max_rise": 1, "rel.de_minus_body": 1, "ratio.de_over_body": 1}
+    assert len(scene) == len(housings) == OUT_OF_RANGE_WARN
+    cases = {"PMP-01": scene, "PMP-02": housings, "PMP-03": {}}
+    worker = fusion_worker(redis_client, stream_names, FusionSettings(raise_k=3, raise_n=5, lease_ttl_ms=2000))
+    n = 0
+    with running(worker):
+        for asset, beyond in cases.items():
+            for i in range(6):
+                t = 10_000 + 1000 * i
+                thermal = prediction("thermal", asset, t, "bearing_wear", p=0.95)
+                write(redis_client, stream_names.predictions("thermal", asset),
+                      thermal.model_copy(update={"beyond_training": beyond}))
+                for m in ("plc", "audio"):
+                    write(redis_client, stream_names.predictions(m, asset), prediction(m, asset, t, "normal", p=0.7))
+                n += 3
+        wait_for(lambda: worker.stats.handled == n, 30, "all predictions fused")
+    verdicts = _verdicts(redis_client, stream_names)
+    raised = {v.asset_id for v in verdicts if v.state == "raised" and v.label == "bearing_wear"}
+    assert raised == {"PMP-02", "PMP-03"}
+    for v in verdicts:
+        if "thermal" not in v.modalities:
+            continue
+        assert v.modalities["thermal"] == "bearing_wear"
+        guessed = v.asset_id == "PMP-01"
+        assert v.extrapolating == ({"thermal": sorted(scene)} if guessed else {}), (v.asset_id, v.extrapolating)
+        assert any(r.startswith("extrapolates, counted with less weight: thermal (3 inputs") for r in v.reasons) == guessed
+
+
 def test_missing_modality_degrades_confidence_without_blocking(redis_client: redis.Redis,
                                                                stream_names: StreamNames) -> None:
     worker = fusion_worker(redis_client, stream_names, FusionSettings(window_ms=1000, lease_ttl_ms=2000))

@@ -205,6 +205,27 @@ def test_thermal_does_not_call_a_motor_warmer_at_its_fan_end_healthy(
     assert all(preds[i].probabilities[normal] > 0.0 for i in (1, 2, 3))
 
 
+def test_a_prediction_lists_the_inputs_far_outside_the_models_training_range(
+        redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """A frame whose scene is far hotter than any training frame's: the prediction lists those inputs with
+    their side, exactly as ``linewatch inspect`` finds them for the same vector; a typical frame lists none."""
+    from models.inspect.scoring import Inspector
+    from models.registry import default_registry
+
+    ref = np.load(default_registry().latest("thermal").path("reference"), allow_pickle=False)
+    names = [str(n) for n in ref["names"]]
+    typical = np.median(ref["features"], axis=0).astype(np.float32)
+    hot_scene = typical.copy()
+    scene = ["global.frame_max_rise", "global.hot_area_frac", "global.hot_outside_regions_frac"]
+    for n in scene:
+        k = names.index(n)
+        hot_scene[k] = ref["features"][:, k].max() + 2.0 * np.ptp(ref["features"][:, k]) + 1.0
+    preds = _served_in_order(redis_client, stream_names, "thermal", (typical, hot_scene))
+    assert preds[0].beyond_training == {}
+    assert preds[1].beyond_training == {n: 1 for n in scene}
+    assert preds[1].beyond_training == Inspector().beyond_training("thermal", hot_scene)
+
+
 def test_audio_does_not_call_a_1x_far_over_the_machine_s_healthy_level_healthy(
         redis_client: redis.Redis, stream_names: StreamNames) -> None:
     from models.ruled_out import AUDIO_1X_RISE_DB

@@ -37,12 +37,14 @@ def add(client: redis.Redis, stream: str, msg: object, entry_id: str = "*") -> s
 
 
 def verdict(asset_id: str, label: str, state: str = "raised", severity: float = 0.8, confidence: float = 0.85,
-            t_ms: int | None = None, withheld: dict[str, list[str]] | None = None) -> Verdict:
+            t_ms: int | None = None, withheld: dict[str, list[str]] | None = None,
+            extrapolating: dict[str, list[str]] | None = None) -> Verdict:
     t = t_ms if t_ms is not None else int(time.time() * 1000)
     mods = {m: label for m in ("plc", "thermal", "audio")}
     return Verdict(asset_id=asset_id, event_time_ms=t, label=label, confidence=confidence, state=state,  # type: ignore[arg-type]
                    severity=severity if label != "normal" else 0.05, asset_type=asset_type(asset_id),
                    modalities=mods, instant_label=label, decided_at_ms=t, withheld=withheld or {},
+                   extrapolating=extrapolating or {},
                    models={m: ModelRef(name=f"{m}-student", version="v4", sha256="ab" * 32) for m in mods})
 
 

@@ -64,17 +64,23 @@ def test_plots_are_images_of_the_data(stack: WebStack) -> None:
 
 def test_asset_page_says_what_a_modality_could_not_judge(stack: WebStack) -> None:
     """A verdict whose audio was read without the machine's healthy sound shows audio's withheld
-    imbalance as a badge on that verdict's row, in the page and the API; a verdict without one shows none."""
+    imbalance as a badge on that verdict's row, in the page and the API; a verdict without one shows none.
+    So does a verdict whose thermal model extrapolated for the machine."""
     t = 1_700_000_000_000
+    far = ["global.hot_outside_regions_frac", "motor_body.mean_rise", "rel.de_minus_body"]
     seed.add(stack.client, stack.names.verdicts("PRS-02"),
-             seed.verdict("PRS-02", "normal", state="normal", t_ms=t, withheld={"audio": ["imbalance"]}))
+             seed.verdict("PRS-02", "normal", state="normal", t_ms=t, withheld={"audio": ["imbalance"]},
+                          extrapolating={"thermal": far}))
     seed.add(stack.client, stack.names.verdicts("PRS-02"), seed.verdict("PRS-02", "normal", state="normal", t_ms=t + 1000))
     h = stack.http("olga")
     page = h.get("/assets/PRS-02").text
     assert page.count('class="badge withheld"') == 1
     assert "not judged: imbalance" in page and 'title="audio could not judge imbalance' in page
+    assert page.count('class="badge extrapolating"') == 1
+    assert "thermal's model reads 3 inputs far outside its training range here (global.hot_outside_regions_frac" in page
     verdicts = h.get("/api/v1/assets/PRS-02").json()["verdicts"]
     assert sorted(str(v["withheld"]) for v in verdicts) == ["{'audio': ['imbalance']}", "{}"]
+    assert sorted(str(v["extrapolating"]) for v in verdicts) == ["{'thermal': " + str(far) + "}", "{}"]
 
 
 def test_inbox_orders_unacknowledged_first_and_folds_flood_groups(stack: WebStack) -> None:
