@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import sys
 import tarfile
 import tempfile
 import time
@@ -149,7 +150,8 @@ def main() -> None:
         visible = FusionWeights.load(ROOT / "models" / "default" / "fusion.json").visible["thermal"]
         scorers["foreign"] = functools.partial(score_foreign, x=x_f, y=y_f, classes=bundle.classes, visible=visible)
     seeds = [int(s) for s in args.seeds.split(",") if s]
-    results: dict = {"gpu_run": str(args.gpu_run), "modality": args.modality, "seeds": seeds,
+    results: dict = {"command": " ".join([".venv/bin/python", "bench/bench_student_members.py", *sys.argv[1:]]),
+                     "gpu_run": str(args.gpu_run), "modality": args.modality, "seeds": seeds,
                      "student": cfg.student.model_dump(mode="json"), "runs": {}}
     for members in (1, args.members):
         rows: dict[str, list[dict]] = {p: [] for p in scorers}

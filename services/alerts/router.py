@@ -77,13 +77,16 @@ def signal_of(msg: Verdict | AlertRequest, entry_id: str) -> Signal | None:
                       msg.message or f"{msg.asset_id}: {msg.label} ({msg.source})", msg.event_time_ms, entry_id,
                       details=dict(msg.details))
     if msg.state == "raised" and msg.label != "normal":
-        mods = ", ".join(f"{m}={lab}" for m, lab in sorted(msg.modalities.items()))
+        # a modality whose model extrapolated for this machine (Verdict.extrapolating) is marked: its call counted for less
+        mods = ", ".join(f"{m}={lab}" + (" (extrapolates)" if m in msg.extrapolating else "")
+                         for m, lab in sorted(msg.modalities.items()))
         text = (f"{msg.asset_id}: {msg.label.replace('_', ' ')} (confidence {msg.confidence:.2f}, "
                 f"severity {msg.severity:.2f}; {mods})")
         return Signal("verdict", f"verdict:{msg.asset_id}", msg.asset_id, msg.asset_type, msg.label, msg.severity,
                       True, text, msg.event_time_ms, entry_id, msg.source, dict(msg.models),
                       {"confidence": msg.confidence, "coverage": msg.coverage, "missing": list(msg.missing),
-                       "reasons": list(msg.reasons)})
+                       "reasons": list(msg.reasons),
+                       "extrapolating": {m: list(n) for m, n in sorted(msg.extrapolating.items())}})
     if msg.state == "cleared":
         return Signal("verdict", f"verdict:{msg.asset_id}", msg.asset_id, msg.asset_type, msg.label, 0.0, False,
                       f"{msg.asset_id}: {msg.label.replace('_', ' ')} cleared", msg.event_time_ms, entry_id,

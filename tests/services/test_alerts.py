@@ -77,6 +77,23 @@ def test_label_change_is_a_new_episode_and_a_rtn_alert_reactivates(redis_client:
     assert evs[0].criticality == 0.9  # press
 
 
+def test_an_alert_says_which_modality_extrapolated(redis_client: redis.Redis, stream_names: StreamNames) -> None:
+    """A verdict raised while thermal's model extrapolated for the machine (Verdict.extrapolating): the alert's
+    text marks thermal, its details list the inputs; one without says nothing of it."""
+    worker, _, _ = _setup(redis_client, stream_names)
+    far = ["global.frame_max_rise", "global.hot_area_frac", "global.hot_outside_regions_frac"]
+    guessed = verdict("PMP-01", "bearing_wear", "raised").model_copy(
+        update={"modalities": {"thermal": "bearing_wear", "plc": "normal"}, "extrapolating": {"thermal": far}})
+    with running(worker):
+        write(redis_client, stream_names.verdicts("PMP-01"), guessed)
+        write(redis_client, stream_names.verdicts("PMP-02"), verdict("PMP-02", "bearing_wear", "raised"))
+        wait_for(lambda: len(events(redis_client, stream_names)) == 2, 10, "2 alerts")
+    by_asset = {e.asset_id: e for e in events(redis_client, stream_names)}
+    assert "plc=normal, thermal=bearing_wear (extrapolates)" in by_asset["PMP-01"].message
+    assert by_asset["PMP-01"].details["extrapolating"] == {"thermal": far}
+    assert "extrapolates" not in by_asset["PMP-02"].message and by_asset["PMP-02"].details["extrapolating"] == {}
+
+
 def test_shelved_alert_is_not_notified_and_comes_back(redis_client: redis.Redis, stream_names: StreamNames) -> None:
     worker, store, clock = _setup(redis_client, stream_names)
     vs = stream_names.verdicts("CNV-03")
