@@ -163,6 +163,11 @@ class VerdictExplainer:
         if skipped:
             log.warning("modalities not explained", extra={"asset_id": verdict.asset_id, "why": skipped})
             detail += "; not explained: " + "; ".join(skipped)
+        if verdict.extrapolating:  # the fusion counted these for less (Verdict.extrapolating, models.training_range)
+            detail += "; " + "; ".join(
+                f"{m}'s model extrapolated for this machine ({len(names)} inputs far outside its training range: "
+                f"{', '.join(names[:3])}{', …' if len(names) > 3 else ''}): its LIME weights explain a guess"
+                for m, names in sorted(verdict.extrapolating.items()))
         png = self._write_pngs(verdict, verdict_entry_id, inputs, results, profile) if s.write_png and self.out_dir else {}
         modalities = [r.explanation.model_copy(update={"heatmap_png": png.get(r.explanation.modality, "")})
                       for r in results]

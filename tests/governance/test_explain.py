@@ -155,6 +155,21 @@ def test_an_old_features_entry_is_left_out_with_the_reason(bearing: SimulatedCas
     assert e.thermal_heatmap.size == 0
 
 
+def test_an_explanation_says_which_modality_extrapolated(bearing: SimulatedCase, bank: ModelBank) -> None:
+    """A verdict the fusion made while thermal's model extrapolated (Verdict.extrapolating): the explanation's
+    detail says so; without it, it says nothing of the kind."""
+    ex = VerdictExplainer(ExplainSettings(write_png=False), load_rules(), None, bearing.profiles, bank)
+    far = ["global.frame_max_rise", "global.hot_area_frac", "global.hot_outside_regions_frac", "rel.de_minus_body"]
+    verdict = Verdict(asset_id=bearing.asset_id, event_time_ms=1, label="bearing_wear", confidence=0.8,
+                      state="raised", extrapolating={"thermal": far})
+    inputs = [ExplainInput("thermal", bearing.messages["thermal"])]
+    e = ex.explain(verdict, "1-0", inputs)
+    assert ("thermal's model extrapolated for this machine (4 inputs far outside its training range: "
+            "global.frame_max_rise, global.hot_area_frac, global.hot_outside_regions_frac, …)") in e.agreement_detail
+    plain = ex.explain(verdict.model_copy(update={"extrapolating": {}}), "1-0", inputs)
+    assert "extrapolated" not in plain.agreement_detail
+
+
 def test_a_healthy_motor_at_high_load_is_not_a_cooling_failure(bank: ModelBank) -> None:
     """PMP-04 runs near rated current: its body is as hot as a poorly cooled motor at part load. The
     cooling rules divide the rise by the copper-loss share (governance.rules.derived) and stay quiet;
