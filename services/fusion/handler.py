@@ -180,21 +180,32 @@ class FusionHandler:
         may be a withheld class."""
         if not classes:
             return p.label
+        probs = self._as_read(modality, p, classes, asset_type)
+        return max(classes, key=lambda c: probs.get(c, 0.0))
+
+    def _as_read(self, modality: str, p: LatestPrediction, classes: list[str], asset_type: str | None
+                 ) -> dict[str, float]:
+        """``p``'s probabilities as the fusion reads them (see :meth:`_served_label`)."""
         impossible = self.weights.impossible_for(asset_type)
         probs = dict(p.probabilities)
         if impossible and len(impossible) < len(classes):
             probs = {c: (0.0 if c in impossible else v) for c, v in probs.items()}
-        probs = drop_withheld(self.weights.restrict(modality, probs, classes), p.withheld, classes)
-        return max(classes, key=lambda c: probs.get(c, 0.0))
+        return drop_withheld(self.weights.restrict(modality, probs, classes), p.withheld, classes)
 
     def _extrapolating(self, window: dict[str, LatestPrediction], classes: list[str], asset_type: str | None
                        ) -> dict[str, list[str]]:
         """``{modality: the inputs that make it a guess}`` for the modalities in ``window`` whose model
-        extrapolates (:func:`models.training_range.extrapolation`, judged on the class it names as read here)."""
+        extrapolates (:func:`models.training_range.extrapolation`, judged on the class it names as read here).
+        A modality that can name no fault here (every one it sees withheld, e.g. a PLC window in which the
+        machine stood still) says nothing flattening could weaken, and is not listed."""
         out = {}
         for m, p in sorted(window.items()):
-            if p.beyond_training:
-                judged = extrapolation(m, self._served_label(m, p, classes, asset_type), p.beyond_training)
-                if judged.extrapolating:
-                    out[m] = judged.counted
+            if not p.beyond_training or not classes:
+                continue
+            read = self._as_read(m, p, classes, asset_type)
+            if not any(read.get(c, 0.0) > 0.0 for c in classes[1:]):
+                continue
+            judged = extrapolation(m, max(classes, key=lambda c: read.get(c, 0.0)), p.beyond_training)
+            if judged.extrapolating:
+                out[m] = judged.counted
         return out

@@ -7,7 +7,7 @@ import redis
 from linewatch.contract import StreamNames, Verdict, decode_message
 from linewatch.service_settings import FusionSettings
 from services.fusion.service import fusion_worker
-from tests.services.support import pending, prediction, running, wait_for, write
+from tests.services.support import CLASSES, pending, prediction, running, wait_for, write
 
 
 def _verdicts(client: redis.Redis, names: StreamNames) -> list[Verdict]:
@@ -86,7 +86,9 @@ def test_a_modality_whose_model_extrapolates_counts_for_less(redis_client: redis
     """Thermal calls bearing wear at 0.95 while PLC and audio say normal at 0.7. Read with inputs far outside
     its training range that are not bearing evidence (the scene), thermal is flattened as ``linewatch inspect``
     flattens it, and no fault is raised (PMP-01). With the bearing housings' rise beyond the range instead
-    (more of the fault it names: evidence, PMP-02), or nothing beyond it (PMP-03), bearing wear is raised."""
+    (more of the fault it names: evidence, PMP-02), or nothing beyond it (PMP-03), bearing wear is raised.
+    A PLC window far outside the range that withholds every fault (the machine stood still) says nothing
+    flattening could weaken: it is not listed (PMP-04)."""
     from models.training_range import OUT_OF_RANGE_WARN
 
     scene = {"global.frame_max_rise": 1, "global.hot_area_frac": 1, "global.hot_outside_regions_frac": 1}
@@ -105,10 +107,17 @@ def test_a_modality_whose_model_extrapolates_counts_for_less(redis_client: redis
                 for m in ("plc", "audio"):
                     write(redis_client, stream_names.predictions(m, asset), prediction(m, asset, t, "normal", p=0.7))
                 n += 3
+        faults = tuple(c for c in CLASSES if c != "normal")
+        for i in range(3):
+            stood = prediction("plc", "PMP-04", 10_000 + 1000 * i, "normal", p=0.7, withheld=faults)
+            write(redis_client, stream_names.predictions("plc", "PMP-04"), stood.model_copy(update={"beyond_training": scene}))
+            n += 1
         wait_for(lambda: worker.stats.handled == n, 30, "all predictions fused")
     verdicts = _verdicts(redis_client, stream_names)
     raised = {v.asset_id for v in verdicts if v.state == "raised" and v.label == "bearing_wear"}
     assert raised == {"PMP-02", "PMP-03"}
+    stood_still = [v for v in verdicts if v.asset_id == "PMP-04"]
+    assert len(stood_still) == 3 and all(v.extrapolating == {} for v in stood_still)
     for v in verdicts:
         if "thermal" not in v.modalities:
             continue
