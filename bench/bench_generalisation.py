@@ -69,15 +69,18 @@ def _evaluate(probs: np.ndarray, ds) -> dict:
 
 def guarded(modality: str, x: np.ndarray, p: np.ndarray, classes, rng) -> tuple[np.ndarray, np.ndarray]:
     """``p`` with the rows whose model extrapolates (``models.training_range``) flattened, and those rows' mask."""
+    from models.fusion import temper
     from models.training_range import EXTRAPOLATION_POWER, extrapolation
 
     if rng is None:
         return p, np.zeros(len(p), bool)
     guess = np.array([extrapolation(modality, classes[int(np.argmax(row))], rng.beyond(v)).extrapolating
                       for v, row in zip(x, p, strict=True)], bool)
-    flat = np.clip(p, 0.0, None) ** EXTRAPOLATION_POWER
-    flat = flat / np.maximum(flat.sum(axis=1, keepdims=True), 1e-12)
-    return np.where(guess[:, None], flat, p), guess
+    out = p.copy()
+    for k in np.flatnonzero(guess):
+        flat = temper(dict(zip(classes, p[k].tolist(), strict=True)), EXTRAPOLATION_POWER)
+        out[k] = [flat[c] for c in classes]
+    return out, guess
 
 
 def score(ds, registry, weights, withholding: bool = True, fill_missing: bool = True) -> dict:

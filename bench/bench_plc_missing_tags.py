@@ -168,7 +168,7 @@ def rendered(chunk: Callable[[tuple], tuple], domain: str, n_assets: int, seed: 
 
 def main() -> None:
     args = fleet_arguments(__doc__, "bench/results/plc_missing_tags.json")
-    from models.training_range import MARGIN, OUT_OF_RANGE_WARN, TrainingRange
+    from models.training_range import OUT_OF_RANGE_WARN, TrainingRange
 
     t0 = time.time()
     served = served_plc(args.registry)
@@ -176,12 +176,10 @@ def main() -> None:
     rng = TrainingRange.of_model(model)
     if rng is None:
         raise SystemExit(f"plc {model.version} has no reference sample of training inputs: nothing to measure against")
-    lo, hi = rng.lo, rng.hi
-    margin = MARGIN * np.maximum(hi - lo, 1e-6)
 
     def far(x: np.ndarray) -> np.ndarray:
         """Windows ``inspect``'s guard calls extrapolating (Inspector.outside_training, on ``x`` as given)."""
-        return ((x < lo - margin) | (x > hi + margin)).sum(axis=1) >= OUT_OF_RANGE_WARN
+        return rng.outside(x).sum(axis=1) >= OUT_OF_RANGE_WARN
 
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", "bench/bench_plc_missing_tags.py", *sys.argv[1:]]),
                               "machine": {"platform": platform.platform(), "cpus": 2},

@@ -62,15 +62,19 @@ class TrainingRange:
             return None
         return cls(np.nanmin(x, axis=0), np.nanmax(x, axis=0), names)
 
+    def outside(self, x: np.ndarray) -> np.ndarray:
+        """Which values of ``x`` (one input vector, or rows of them) lie far outside the range: a boolean
+        array of ``x``'s shape."""
+        margin = MARGIN * np.maximum(self.hi - self.lo, 1e-6)
+        return (x < self.lo - margin) | (x > self.hi + margin)
+
     def beyond(self, x: np.ndarray) -> dict[str, int]:
         """The inputs of one sample ``x`` (the model's input vector) far outside the range:
         ``{input name: +1 above it, -1 below it}``; none when ``x`` is not a vector of these inputs."""
         v = np.asarray(x, np.float64).reshape(-1)
         if v.size != len(self.names):
             return {}
-        margin = MARGIN * np.maximum(self.hi - self.lo, 1e-6)
-        out = np.flatnonzero((v < self.lo - margin) | (v > self.hi + margin))
-        return {self.names[i]: 1 if v[i] > self.hi[i] else -1 for i in out}
+        return {self.names[i]: 1 if v[i] > self.hi[i] else -1 for i in np.flatnonzero(self.outside(v))}
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,11 @@ class FusionHandler:
         window = {m: p for m, p in state.latest.items() if p.event_time_ms >= t - s.window_ms}
         classes = list(msg.classes)
         asset_type = state.asset_type or None
-        guessing = self._extrapolating(window, classes, asset_type)
+        # each modality as the fusion reads it (impossible, invisible and withheld classes at 0): the label the
+        # verdict shows for it, and the class its extrapolation is judged against
+        read = {m: self._as_read(m, p, classes, asset_type) for m, p in window.items()} if classes else {}
+        named = {m: max(classes, key=lambda c: r.get(c, 0.0)) for m, r in read.items()}
+        guessing = self._extrapolating(window, read, named)
         result = fuse({m: temper(p.probabilities, EXTRAPOLATION_POWER) if m in guessing else p.probabilities
                        for m, p in window.items()}, classes=classes, weights=self.weights,
                       expected=s.expected, asset_type=asset_type,
@@ -165,7 +169,7 @@ class FusionHandler:
         normal_p = result.probabilities.get("normal", 0.0) if "normal" in classes else 0.0
         return Verdict(
             asset_id=msg.asset_id, event_time_ms=t, label=label or "normal", confidence=round(result.confidence, 6),
-            modalities={m: self._served_label(m, p, classes, asset_type) for m, p in window.items()},
+            modalities={m: named.get(m, p.label) for m, p in window.items()},
             probabilities={c: round(v, 6) for c, v in result.probabilities.items()}, reasons=reasons,
             asset_type=state.asset_type, state=verdict_state, instant_label=result.label,  # type: ignore[arg-type]
             severity=round(min(max(1.0 - normal_p, 0.0), 1.0), 6), coverage=round(result.coverage, 6),
@@ -173,39 +177,30 @@ class FusionHandler:
             models={m: p.model for m, p in window.items()}, source=msg.source, ingest_time_ms=msg.ingest_time_ms,
             decided_at_ms=now_ms, withheld=blind, extrapolating=guessing)
 
-    def _served_label(self, modality: str, p: LatestPrediction, classes: list[str], asset_type: str | None) -> str:
+    def _as_read(self, modality: str, p: LatestPrediction, classes: list[str], asset_type: str | None
+                 ) -> dict[str, float]:
         """What ``modality`` says as the fusion reads it (as ``linewatch inspect`` reports it): its
         probabilities over the classes the machine can have and the modality may name (``fusion.json``
         ``impossible`` and ``visible``) without those its input withholds; the raw ``Prediction.label``
         may be a withheld class."""
-        if not classes:
-            return p.label
-        probs = self._as_read(modality, p, classes, asset_type)
-        return max(classes, key=lambda c: probs.get(c, 0.0))
-
-    def _as_read(self, modality: str, p: LatestPrediction, classes: list[str], asset_type: str | None
-                 ) -> dict[str, float]:
-        """``p``'s probabilities as the fusion reads them (see :meth:`_served_label`)."""
         impossible = self.weights.impossible_for(asset_type)
         probs = dict(p.probabilities)
         if impossible and len(impossible) < len(classes):
             probs = {c: (0.0 if c in impossible else v) for c, v in probs.items()}
         return drop_withheld(self.weights.restrict(modality, probs, classes), p.withheld, classes)
 
-    def _extrapolating(self, window: dict[str, LatestPrediction], classes: list[str], asset_type: str | None
-                       ) -> dict[str, list[str]]:
+    @staticmethod
+    def _extrapolating(window: dict[str, LatestPrediction], read: dict[str, dict[str, float]],
+                       named: dict[str, str]) -> dict[str, list[str]]:
         """``{modality: the inputs that make it a guess}`` for the modalities in ``window`` whose model
         extrapolates (:func:`models.training_range.extrapolation`, judged on the class it names as read here).
         A modality that can name no fault here (every one it sees withheld, e.g. a PLC window in which the
         machine stood still) says nothing flattening could weaken, and is not listed."""
         out = {}
         for m, p in sorted(window.items()):
-            if not p.beyond_training or not classes:
+            if not p.beyond_training or m not in read or not any(v > 0.0 for c, v in read[m].items() if c != "normal"):
                 continue
-            read = self._as_read(m, p, classes, asset_type)
-            if not any(read.get(c, 0.0) > 0.0 for c in classes[1:]):
-                continue
-            judged = extrapolation(m, max(classes, key=lambda c: read.get(c, 0.0)), p.beyond_training)
+            judged = extrapolation(m, named[m], p.beyond_training)
             if judged.extrapolating:
                 out[m] = judged.counted
         return out
