@@ -1,13 +1,16 @@
 """Render only the PLC vectors of a domain-randomised fleet (fast: ~5 ms a sample on one core).
 
     .venv/bin/python scripts/render_plc_data.py --samples-per-class 6000 --assets 900 --seed 11 \
-        --domain train --out /tmp/plc_train.npz [--workers 2]
+        --domain train --out /tmp/plc_train.npz [--workers 2] [--into-run .runs/plc-data]
         [--sensor-noise 0.05 3.0 --vibration-noise 0.1 1.6 --cavitation-burst-floor 0]
 
 The same specs, renderer and feature code as :func:`models.data.domain_data.build_domain_dataset`
 (the PLC window of a sample does not depend on the other modalities), so the vectors equal that
 dataset's ``plc`` array; ``--expect-digest`` checks them against a model card's dataset digest.
 The output loads with :meth:`DomainDataset.load` (thermal and audio are empty, shape (N, 0)).
+``--into-run DIR`` also writes it into a run folder as ``scripts/train_gpu.py`` saves its data (the train
+domain as ``data_train_*.npz``, any other as ``data_unseen.npz``), which ``train_gpu.py --data DIR``,
+``package_models.py --gpu-run`` and ``bench_model_versions.py --data`` read.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--raw-out", type=Path, default=None,
                         help="also save the raw window features (plc_window_features, float64) as .npy")
+    parser.add_argument("--into-run", type=Path, default=None,
+                        help="also write the vectors into this scripts/train_gpu.py run folder (PLC only)")
     parser.add_argument("--expect-digest", default=None, help="SHA-256 of a card's dataset (LabelledSamples.digest)")
     add_domain_arguments(parser)  # --winding-rise, --sensor-noise, --vibration-noise, --cavitation-burst-floor
     args = parser.parse_args()
@@ -84,6 +89,13 @@ def main() -> None:
     print(f"{n} samples, {len(set(ds.groups.tolist()))} machines -> {args.out}; plc digest {digest}")
     if args.expect_digest and digest != args.expect_digest:
         raise SystemExit(f"digest differs from the expected {args.expect_digest}")
+    if args.into_run is not None:
+        from train_gpu import save_data  # a sibling script: scripts/ is sys.path[0] when run as one
+
+        args.into_run.mkdir(parents=True, exist_ok=True)
+        train = args.domain == "train"
+        written = save_data(ds, args.into_run, "train" if train else "unseen", split_modalities=train)
+        print("run folder: " + ", ".join(str(p) for p in written))
 
 
 if __name__ == "__main__":
