@@ -16,9 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _render(tmp_path: Path, domain: str, seed: int, run: Path) -> DomainDataset:
     out = tmp_path / f"{domain}.npz"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "render_plc_data.py"), "--samples-per-class", "4",
-                    "--assets", "6", "--seed", str(seed), "--domain", domain, "--out", str(out),
-                    "--into-run", str(run)], check=True, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "render_plc_data.py"), "--samples-per-class", "4",
+                           "--assets", "6", "--seed", str(seed), "--domain", domain, "--out", str(out),
+                           "--into-run", str(run)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     return DomainDataset.load(out)
 
 
