@@ -31,28 +31,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def split_parts(run: Path, modality: str, cfg):
+    """The run's grouped split (as training computes it) and its unseen-type set."""
     from models.data.domain_data import load_run_data
-    from models.data.samples import grouped_split_indices
+    from models.data.samples import split_samples
 
     ds, unseen = load_run_data(run)
-    data = ds.samples(modality)
-    train, val, test = grouped_split_indices(data.groups, cfg.val_fraction, cfg.test_fraction, cfg.seed)
-    parts = {name: data.subset(np.asarray(idx)) for name, idx in (("train", train), ("val", val), ("test", test))}
-    return parts, unseen.samples(modality)
+    split = split_samples(ds.samples(modality), cfg.val_fraction, cfg.test_fraction, cfg.seed)
+    return {"train": split.train, "val": split.val, "test": split.test}, unseen.samples(modality)
 
 
 def score(model, calibration, part) -> dict:
-    from models.training.calibration import softmax
-    from models.training.evaluation import apply_mask, evaluate, possible_mask
-    from models.training.loop import predict_logits
+    """``bench_student_members.py``'s scores, with the healthy windows and machines they were counted on."""
+    from bench_student_members import score as student_scores  # a sibling: bench/ is sys.path[0]
 
-    probs = softmax(calibration.apply(predict_logits(model, part.inputs)))
-    e = evaluate(apply_mask(probs, possible_mask(part.asset_types, part.classes)), part.labels, part.severity,
-                 part.classes)
-    healthy = part.labels == 0
-    return {"macro_f1_past_moderate": e.macro_f1_past_moderate, "healthy_fpr": e.healthy_fpr,
-            "healthy_windows": int(healthy.sum()), "machines": len(set(part.groups.tolist())),
-            **{f"recall.{k}": v for k, v in e.recall_past_moderate.items()}}
+    return student_scores(model, calibration, part) | {"healthy_windows": int((part.labels == 0).sum()),
+                                                       "machines": len(set(part.groups.tolist()))}
 
 
 def train_label_only(modality: str, train, val, cfg, seed: int):
