@@ -10,10 +10,10 @@ from collections import deque
 import numpy as np
 
 from pipeline.job_spec import PROBE_TTL_S, JobSpec
+from pipeline.landing.gate_process import GateProcess
 from pipeline.landing.housekeeping import Housekeeper
 from pipeline.landing.index import ManifestIndex
 from pipeline.landing.janitor import Janitor
-from pipeline.landing.scan_gate import ScanGate
 from pipeline.redis_sink import RedisStreamWriter, connect
 from pipeline.stage_times import StageTimesLog
 from pipeline.step import StepOutput
@@ -34,7 +34,8 @@ class IngestEffects:
         self.writer = RedisStreamWriter.open(spec.redis_url, spec.flink.dedup_ttl_s, spec.redis)
         self.zone = spec.zone()
         self.index = index if index is not None else ManifestIndex(self.zone)
-        self.gate = ScanGate(self.zone.manifests, period_s=spec.flink.scan_interval_ms / 1000)
+        # in a process of its own: on this thread it waits for the decoder's GIL and misses the scans
+        self.gate = GateProcess(self.zone.manifests, period_s=spec.flink.scan_interval_ms / 1000, python=spec.python)
         self.janitor = Janitor(self.zone, self.index, spec.janitor_settle_s, spec.janitor_checkpoint_dir,
                                wait_for_source=spec.flink.parallelism == 1, gate=self.gate)
         self.housekeeper = Housekeeper(self.zone, self.index, self.janitor, spec.flink.janitor_interval_ms / 1000,
@@ -81,7 +82,8 @@ class IngestEffects:
             pipe.hincrby(self.spec.stats_key, "manifests_archived", archived)
             # archives moved outside an observed quiet window of the source's scans (may fail a scan)
             pipe.hset(self.spec.stats_key, mapping={f"janitor_gated.{self.subtask}": str(self.gate.gated),
-                                                    f"janitor_ungated.{self.subtask}": str(self.gate.ungated)})
+                                                    f"janitor_ungated.{self.subtask}": str(self.gate.ungated),
+                                                    f"janitor_gate_failures.{self.subtask}": str(self.gate.failures)})
             pipe.execute()
         now = time.monotonic()
         if now < self._next_metrics or not self._latencies:

@@ -29,14 +29,23 @@ it), and a pass stats only the blobs not yet seen gone. It runs on the housekeep
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from pipeline.landing.checkpoints import checkpoint_progress
 from pipeline.landing.contract import ManifestError
 from pipeline.landing.index import ManifestIndex
-from pipeline.landing.scan_gate import ScanGate
+from pipeline.landing.scan_gate import replace_pair
 from pipeline.landing.zone import LandingZone
+
+
+class ArchiveGate(Protocol):
+    """What moves the manifests: :class:`~pipeline.landing.scan_gate.ScanGate` (in-process) or
+    :class:`~pipeline.landing.gate_process.GateProcess` (the job: a process of its own)."""
+
+    def move(self, pairs: Sequence[tuple[Path, Path]], listed: int) -> list[bool]: ...
 
 
 @dataclass
@@ -49,7 +58,7 @@ class Janitor:
     checkpoint_dir: Path | None = None
     checkpoints_after: int = 2
     wait_for_source: bool = False  # the job: leave manifests present at start until the source read them
-    gate: ScanGate | None = None  # the job: move manifests only between the source's scans (scan_gate)
+    gate: ArchiveGate | None = None  # the job: move manifests only between the source's scans (scan_gate)
     _remaining: dict[str, list[Path]] = field(default_factory=dict)  # blobs not yet seen gone
     _done_since: dict[str, tuple[float, int]] = field(default_factory=dict)  # (when, newest chk id then)
     waiting: int = 0  # manifests left in the directory after the last pass (done or not)
@@ -96,20 +105,17 @@ class Janitor:
                 progress is None or progress.completed >= started_then + self.checkpoints_after
             ):
                 due.append(name)
-        moved = [0]
-
-        def archive(name: str) -> None:
-            if self.zone.archive_file(self.zone.manifests / name, now_s) is not None:
-                moved[0] += 1  # None: another subtask's janitor was first
+        pairs = []
+        for name in due:
+            source = self.zone.manifests / name
+            target = self.zone.archive_target(source, now_s)
+            if target is not None:
+                pairs.append((source, target))
             self._done_since.pop(name, None)
             self._remaining.pop(name, None)
-
-        if self.gate is not None:
-            self.gate.run(due, archive, listed=len(names))
-        else:
-            for name in due:
-                archive(name)
-        archived = moved[0]
+        moved = self.gate.move(pairs, listed=len(names)) if self.gate is not None \
+            else [replace_pair(s, t) for s, t in pairs]
+        archived = sum(moved)  # a source already gone: another subtask's janitor was first
         seen = set(names)
         for table in (self._done_since, self._remaining):
             for name in [n for n in table if n not in seen]:

@@ -28,6 +28,10 @@ before. It never holds the housekeeping thread (and so the index refreshes) long
 looks again every ``reprobe_passes``-th pass: an enumerator that was only paused (a JVM stall, a
 restart) is gated again as soon as it scans. Both cases are in docs/ingestion.md, "Directory scans".
 
+The ingestion job runs it in a process of its own (:mod:`pipeline.landing.gate_process`): on a thread
+of the interpreter that decodes frames, each wake-up also waits for the GIL, and on a loaded machine
+that made every wake-up too late for a window.
+
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as d:
 ...     gate = ScanGate(Path(d), period_s=0.01, max_wait_s=0.05)
@@ -79,6 +83,15 @@ def lateness_s(woke: float, recent: Sequence[float], period_s: float) -> float:
     for t in recent:
         late = max(late, (woke - t + period_s / 2) % period_s - period_s / 2)
     return late
+
+
+def replace_pair(source: Path, target: Path) -> bool:
+    """``os.replace(source, target)``; False where ``source`` was already gone."""
+    try:
+        os.replace(source, target)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 class ScanGate:
@@ -189,6 +202,17 @@ class ScanGate:
             action(item)
             self.ungated += 1
         return len(items)
+
+    def move(self, pairs: Sequence[tuple[Path, Path]], listed: int) -> list[bool]:
+        """``os.replace`` every ``(source, target)`` pair, inside quiet windows where possible;
+        False where the source was already gone (another attempt was first)."""
+        moved = [False] * len(pairs)
+
+        def replace(i: int) -> None:
+            moved[i] = replace_pair(*pairs[i])
+
+        self.run(range(len(pairs)), replace, listed)
+        return moved
 
     def _may_wait(self) -> bool:
         """Wait for a quiet window on this pass? Not after three blind waits in a row, except on

@@ -104,11 +104,9 @@ class LandingZone:
             f"{rel} is named in a manifest but exists neither in the landing zone nor in {self.archive_dir}/ "
             "(write the blob before announcing it)", rel)
 
-    def archive_file(self, path: Path, now_s: float | None = None) -> Path | None:
-        """Move a processed blob (or manifest) under ``archive/<hour>/<same relative path>``.
-
-        Returns the new path, or None if it was already moved (another attempt or a replay).
-        """
+    def archive_target(self, path: Path, now_s: float | None = None) -> Path | None:
+        """Where :meth:`archive_file` moves ``path``: ``archive/<hour>/<same relative path>``, its folder
+        created; None for a path outside the zone or already in the archive."""
         root = self._root_resolved()
         try:
             rel = path.relative_to(root) if path.is_absolute() else path.resolve().relative_to(root)
@@ -121,6 +119,16 @@ class LandingZone:
             return None
         target = self.archive / archive_bucket(time.time() if now_s is None else now_s) / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def archive_file(self, path: Path, now_s: float | None = None) -> Path | None:
+        """Move a processed blob (or manifest) under ``archive/<hour>/<same relative path>``.
+
+        Returns the new path, or None if it was already moved (another attempt or a replay).
+        """
+        target = self.archive_target(path, now_s)
+        if target is None:
+            return None
         try:
             os.replace(path, target)
         except FileNotFoundError:
