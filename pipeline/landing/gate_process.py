@@ -18,7 +18,8 @@ never outlives the job, even one killed with SIGKILL.
 If the child cannot start or stops answering (no interpreter at ``python`` on a remote worker, a
 crash, no answer within ``max_wait_s`` + ``reply_slack_s``), the pass moves its pairs with an
 in-process gate, as before this module, and logs why; the child is started again after
-``retry_s``. Pairs the child had already moved count as moved.
+``retry_s``, doubled after each failure in a row up to an hour (an interpreter that is not there stays
+away, and its warning with it). Pairs the child had already moved count as moved.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as d:
@@ -72,6 +73,7 @@ class GateProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self._retry_at = 0.0
+        self._failed_in_a_row = 0
         self._local: ScanGate | None = None
 
     def move(self, pairs: Sequence[tuple[Path, Path]], listed: int) -> list[bool]:
@@ -106,6 +108,7 @@ class GateProcess:
             ready = self._line(self._proc, time.monotonic() + self.start_timeout_s)
             if not ready.get("ready"):
                 raise ValueError(f"unexpected first line {ready!r}")
+            self._failed_in_a_row = 0
         except (OSError, ValueError, TimeoutError) as exc:
             self._failed(f"the scan gate's process did not start ({' '.join(command)}: {exc}); is {self.python} "
                          "this project's interpreter on this machine?")
@@ -148,9 +151,11 @@ class GateProcess:
 
     def _failed(self, why: str) -> None:
         self.failures += 1
-        self._retry_at = time.monotonic() + self.retry_s
+        wait_s = min(self.retry_s * 2 ** self._failed_in_a_row, 3600.0)
+        self._failed_in_a_row += 1
+        self._retry_at = time.monotonic() + wait_s
         log.warning("%s: moving manifests with an in-process gate (more failed scans on a loaded machine); "
-                    "trying the process again in %.0f s", why, self.retry_s)
+                    "trying the process again in %.0f s", why, wait_s)
         self._stop()
 
     def _stop(self) -> None:

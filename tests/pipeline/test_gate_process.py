@@ -84,18 +84,21 @@ def test_a_child_that_cannot_start_or_dies_loses_no_move(tmp_path: Path, caplog:
     assert gate.move([(watched / n, archive / n) for n in names], listed=3) == [True] * 3
     assert gate.failures == 1 and gate.ungated == 3  # moved in-process; nobody scans here
     assert "did not start" in caplog.text and "no-python" in caplog.text
+    names = manifests(watched, 3, 1)  # within retry_s: no new start, no new warning
+    assert gate.move([(watched / n, archive / n) for n in names], listed=1) == [True]
+    assert gate.failures == 1 and caplog.text.count("did not start") == 1
 
     gate = GateProcess(watched, period_s=0.01, max_wait_s=0.05, retry_s=0.0)
-    names = manifests(watched, 3, 2)
+    names = manifests(watched, 4, 2)
     assert gate.move([(watched / n, archive / n) for n in names], listed=2) == [True, True]
     assert gate._proc is not None
     gate._proc.kill()
     gate._proc.wait()
-    names = manifests(watched, 5, 2)  # the dead child is noticed, this pass moves in-process ...
+    names = manifests(watched, 6, 2)  # the dead child is noticed, this pass moves in-process ...
     assert gate.move([(watched / n, archive / n) for n in names], listed=2) == [True, True]
     assert gate.failures == 1 and "exited with code" in caplog.text
-    names = manifests(watched, 7, 2)  # ... and the next one starts a new child
+    names = manifests(watched, 8, 2)  # ... and the next one starts a new child
     assert gate.move([(watched / n, archive / n) for n in names], listed=2) == [True, True]
     assert gate._proc is not None and gate._proc.poll() is None and gate.failures == 1
     gate.close()
-    assert sorted(os.listdir(archive)) == [f"m{i:05d}.jsonl" for i in range(9)] and not os.listdir(watched)
+    assert sorted(os.listdir(archive)) == [f"m{i:05d}.jsonl" for i in range(10)] and not os.listdir(watched)
