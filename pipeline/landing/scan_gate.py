@@ -18,6 +18,9 @@ phase within 0.1 ms over a run), so a wake-up's lateness is how far its phase li
 earliest phase among the recent wake-ups (:func:`lateness_s`). Before session 32 such a wake-up
 was not trusted at all; on a machine whose wake-ups were always late the gate then found no
 window and moved nearly everything ungated (a fresh-clone CI run: 1,017 of 1,201, 110 failed scans).
+A wake-up so late that the next scan has begun too (two opens in one read) is placed the same way once
+half of :data:`RECENT_WAKEUPS` wake-ups are known; before session 54 it was dropped, and a gate that
+always woke that late found no window at all.
 
 Where nothing is observed (not Linux, a remote enumerator on a Flink cluster, a directory no one
 scans), no quiet window comes within ``max_wait_s``, or none can fit (a directory so long that
@@ -163,10 +166,13 @@ class ScanGate:
                 continue
             woke = time.monotonic()
             self._opens += 1
-            if any(m & IN_Q_OVERFLOW for m in masks) or sum(1 for m in masks if m & IN_OPEN) > 1:
-                continue  # more than one scan since we last looked: far too late to place this one
-            opened = woke - lateness_s(woke, self._wakeups, self.period_s)
+            if any(m & IN_Q_OVERFLOW for m in masks):
+                continue
+            late = lateness_s(woke, self._wakeups, self.period_s)
             self._wakeups.append(woke)
+            if sum(1 for m in masks if m & IN_OPEN) > 1 and len(self._wakeups) < RECENT_WAKEUPS // 2:
+                continue  # several scans since we last looked, and too few wake-ups yet to know the scans' phase
+            opened = woke - late  # the latest scan, placed by the scans' phase
             if not masks[-1] & IN_CLOSE_NOWRITE:  # listing still open: wait for its close
                 closed = self._read(min(0.5, max(0.0, until - time.monotonic())))
                 if not any(m & IN_CLOSE_NOWRITE for m in closed) or any(m & IN_OPEN for m in closed):

@@ -91,8 +91,10 @@ def test_no_directory_scan_fails_while_the_janitor_archives(
     stats = {k.decode(): v.decode() for k, v in ingest_redis.hgetall(StreamNames(prefix).ingest_stats()).items()}
     archived = int(stats.get("manifests_archived", 0))
     gated, ungated = int(stats.get("janitor_gated.0", 0)), int(stats.get("janitor_ungated.0", 0))
+    gate_failures = int(stats.get("janitor_gate_failures.0", 0))
     print(f"{n} manifests published, {archived} archived ({gated} between scans, {ungated} not), "
-          f"{failures} failed scans")
+          f"{failures} failed scans, {gate_failures} passes without the gate's process")
+    assert gate_failures == 0, f"the scan gate's process failed to start or answer in {gate_failures} passes"
     assert gated + ungated >= archived - 1, stats  # every archive went through the gate (and was counted)
     assert "org.apache.flink.runtime" in text, "the log must be the job's own Flink log"
     assert metric == failures, f"scan_failures metric {metric} != {failures} in the log"
