@@ -38,6 +38,16 @@ write them, read by their last part:
 >>> resolve_tag("[default]Line1/P-509/Vibration [in/s]").unit, resolve_tag("Vib mm/s").unit
 ('in/s', 'mm/s')
 
+German column names, compounds included, and a US PLC's ``INS`` / ``IPS`` for in/s:
+
+>>> [resolve_tag(n).tag for n in ("Motorstrom [A]", "Wicklungstemperatur [°C]", "Lagertemperatur AS [°C]",
+...                                "Schwinggeschwindigkeit [mm/s]", "Förderdruck [bar]", "Betrieb")]
+['motor_current_a', 'winding_temp_c', 'bearing_temp_c', 'vibration_rms_mm_s', 'pressure_bar', 'run_state']
+>>> resolve_tag("Saugdruck [bar]") is None, resolve_tag("Betriebsstunden") is None, resolve_tag("Drehzahl [U/min]").unit
+(True, True, 'rpm')
+>>> r = resolve_tag("BFP929_VIB_INS_PK"); r.unit, round(r.convert(0.1), 3)
+('in/s peak', 1.796)
+
 A vibration given as a peak (``pk``, ``0-pk``) or peak-to-peak (``pk-pk``, ``p-p``) velocity is read
 as the RMS a sinusoid of that peak has (peak / √2, peak-to-peak / 2√2), as vibration meters convert:
 
@@ -56,6 +66,18 @@ from dataclasses import dataclass
 from linewatch.contract.plc_tags import PLC_TAGS, TAG_UNITS
 
 TEMPERATURE = {"temp", "temperature", "tmp", "temps"}
+#: German words of column names (Siemens WinCC and other German exports write compounds:
+#: ``Motorstrom``, ``Wicklungstemperatur``, ``Lagertemperatur AS``, ``Schwinggeschwindigkeit``,
+#: ``Betriebsstunden``) → the English words :data:`RULES` and the exclusions know; a compound is read
+#: by its parts (:func:`_german_parts`).
+GERMAN: dict[str, str] = {
+    "strom": "current", "motor": "motor", "temperatur": "temperature", "wicklung": "winding", "lager": "bearing",
+    "schwingung": "vibration", "schwing": "vibration", "geschwindigkeit": "velocity", "druck": "pressure",
+    "drehzahl": "speed", "betrieb": "running", "läuft": "running", "laeuft": "running", "saug": "suction",
+    "differenz": "differential", "sollwert": "setpoint", "soll": "setpoint", "grenzwert": "limit",
+    "stunden": "hours", "störung": "alarm", "stoerung": "alarm", "warnung": "alarm", "alarm": "alarm",
+    "zähler": "counter", "zaehler": "counter", "umgebung": "ambient", "öl": "oil", "oel": "oil",
+}
 #: Words that name each tag, tried in this order (a "bearing temperature" is not a "bearing"
 #: vibration; a "shaft speed" is not a "shaft vibration"). A name matches when it holds one word of
 #: each group of a rule.
@@ -77,7 +99,7 @@ NOT_A_MEASUREMENT = frozenset({"alarm", "alm", "setpoint", "sp", "limit", "trip"
 #: Words that make a name another quantity of the same kind: the contract's ``pressure_bar`` is the
 #: machine's working (discharge / line) pressure, not its suction or a differential.
 NOT_THIS_TAG: dict[str, frozenset[str]] = {
-    "pressure_bar": frozenset({"suction", "inlet", "intake", "differential", "diff", "dp", "vacuum", "filter"}),
+    "pressure_bar": frozenset({"suction", "suct", "inlet", "intake", "differential", "diff", "dp", "vacuum", "filter"}),
 }
 
 #: Unit spellings → (tag it suits, scale, offset) onto the tag's own unit; ``None``: a quantity
@@ -87,17 +109,18 @@ UNITS: dict[str, dict[str, tuple[float, float] | None]] = {
              "degf": (5 / 9, -160 / 9), "°f": (5 / 9, -160 / 9), "fahrenheit": (5 / 9, -160 / 9),
              "k": (1.0, -273.15), "kelvin": (1.0, -273.15)},
     "vibration_rms_mm_s": {"mm/s": (1.0, 0.0), "mms": (1.0, 0.0), "mmps": (1.0, 0.0), "in/s": (25.4, 0.0),
-                           "ips": (25.4, 0.0), "inps": (25.4, 0.0), "g": None, "m/s2": None, "m/s²": None,
+                           "ips": (25.4, 0.0), "inps": (25.4, 0.0), "ins": (25.4, 0.0), "g": None, "m/s2": None, "m/s²": None,
                            "um": None, "µm": None, "mil": None, "mils": None},
     "pressure_bar": {"bar": (1.0, 0.0), "barg": (1.0, 0.0), "psi": (0.0689476, 0.0), "psig": (0.0689476, 0.0),
                      "kpa": (0.01, 0.0), "mpa": (10.0, 0.0), "kg/cm2": (0.980665, 0.0), "mbar": (0.001, 0.0)},
-    "speed_rpm": {"rpm": (1.0, 0.0), "1/min": (1.0, 0.0), "hz": (60.0, 0.0), "rps": (60.0, 0.0)},
+    "speed_rpm": {"rpm": (1.0, 0.0), "1/min": (1.0, 0.0), "u/min": (1.0, 0.0), "min-1": (1.0, 0.0), "hz": (60.0, 0.0),
+                  "rps": (60.0, 0.0)},
     "motor_current_a": {"a": (1.0, 0.0), "amps": (1.0, 0.0), "amp": (1.0, 0.0), "ma": (0.001, 0.0)},
     "run_state": {"bool": (1.0, 0.0)},
 }
 #: How a unit spelling is reported.
 LABELS = {"c": "°C", "degc": "°C", "°c": "°C", "celsius": "°C", "f": "°F", "degf": "°F", "°f": "°F",
-          "fahrenheit": "°F", "k": "K", "kelvin": "K", "mms": "mm/s", "mmps": "mm/s", "ips": "in/s", "inps": "in/s",
+          "fahrenheit": "°F", "k": "K", "kelvin": "K", "mms": "mm/s", "mmps": "mm/s", "ips": "in/s", "inps": "in/s", "ins": "in/s", "u/min": "rpm",
           "psig": "psi", "kpa": "kPa", "mpa": "MPa", "hz": "Hz", "a": "A", "amps": "A", "amp": "A", "ma": "mA"}
 #: Words that say a vibration velocity is a peak or a peak-to-peak value (→ the RMS of a sinusoid of
 #: that peak: × 1/√2, × 1/(2√2)); "rms" says it is the contract's own.
@@ -153,7 +176,39 @@ def _words(name: str) -> tuple[list[str], str | None]:
         unit = m.group(1).strip()
         name = name[: m.start()] + " " + name[m.end():]
     name = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
-    return [w for w in re.split(r"[^a-z0-9°/²µ%]+", name.lower()) if w], unit
+    words = [w for w in re.split(r"[^a-z0-9äöüß°/²µ%]+", name.lower()) if w]
+    return [part for w in words for part in _german_parts(w)], unit
+
+
+def _german_parts(word: str) -> list[str]:
+    """A German word of a column name as the English words of its parts (:data:`GERMAN`; a linking
+    ``s`` between parts, and a first part it does not know, allowed), else the word itself.
+
+    >>> [_german_parts(w) for w in ("motorstrom", "wicklungstemperatur", "förderdruck", "betriebsstunden", "pump")]
+    [['motor', 'current'], ['winding', 'temperature'], ['förder', 'pressure'], ['running', 'hours'], ['pump']]
+    """
+    if word in GERMAN:
+        return [GERMAN[word]]
+    if len(word) < 5 or not word.isalpha():
+        return [word]
+    for start in range(len(word) - 3):  # an unknown first part (förder-, end-) only before known ones
+        parts = _known_parts(word[start:])
+        if parts is not None:
+            return ([word[:start]] if start else []) + parts
+    return [word]
+
+
+def _known_parts(rest: str) -> list[str] | None:
+    """``rest`` split wholly into :data:`GERMAN` words (longest first), or None."""
+    if not rest:
+        return []
+    for end in range(len(rest), 2, -1):
+        head = rest[:end]
+        if head in GERMAN:
+            for tail in (rest[end:], rest[end + 1:] if rest[end:end + 1] == "s" else None):
+                if tail is not None and (parts := _known_parts(tail)) is not None:
+                    return [GERMAN[head], *parts]
+    return None
 
 
 def _peak_factor(words: list[str], unit: str | None) -> tuple[float, str | None, str]:
@@ -221,6 +276,17 @@ def resolve_tag(name: str, unit: str | None = None) -> TagReading | None:
         return None
     tag, u, (scale, offset) = found
     return TagReading(tag, u, scale, offset)
+
+
+def is_read_as(name: str, tag: str) -> bool:
+    """Whether ``name``'s words leave it ``tag``: none makes it a limit, an alarm, a command or
+    another quantity of the same kind (:data:`NOT_A_MEASUREMENT`, :data:`NOT_THIS_TAG`).
+
+    >>> is_read_as("DISCH.PRESS", "pressure_bar"), is_read_as("SUCT.PRESS", "pressure_bar")
+    (True, False)
+    """
+    tokens = set(_words(name)[0])
+    return not (tokens & NOT_A_MEASUREMENT or tokens & NOT_THIS_TAG.get(tag, frozenset()))
 
 
 def unsupported_reason(name: str, unit: str | None = None) -> str | None:

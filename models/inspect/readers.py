@@ -33,6 +33,7 @@ import numpy as np
 
 from models.inspect.historian_tags import (
     TagReading,
+    is_read_as,
     parse_value,
     resolve_tag,
     speed_setpoint_scale,
@@ -135,9 +136,17 @@ TIME_WORDS = ("time", "zeit", "date", "datum", "fecha", "horodatage", "tiempo", 
 
 def _split_asset(name: str, unit: str | None = None) -> tuple[str, TagReading] | None:
     """``(asset prefix or '', reading)`` of a column / tag name: ``<ASSET>.<tag>`` when the part
-    after the last dot names a tag, else the whole name (``DE Bearing Temp. (°F)``)."""
+    after the last dot names a tag, else the whole name (``DE Bearing Temp. (°F)``). A dotted
+    hierarchy (OSIsoft PI: ``P-146.SUCT.PRESS``) is not read where the parts after its first dot make
+    it something else (a suction pressure, an alarm).
+
+    >>> _split_asset("P-146.DISCH.PRESS")[0], _split_asset("P-146.SUCT.PRESS"), _split_asset("P-146.VIB.ALM")
+    ('P-146.DISCH', None, None)
+    """
     asset, dot, tail = name.rpartition(".")
     if dot and (reading := resolve_tag(tail, unit)) is not None:
+        if "." in asset and not is_read_as(asset.partition(".")[2] + "." + tail, reading.tag):
+            return None
         return asset.strip(), reading
     reading = resolve_tag(name, unit)
     return ("", reading) if reading is not None else None
@@ -149,13 +158,55 @@ def _delimiter(first_line: str) -> str:
 
 
 def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
-    from pipeline.decoders.plc import TagSample
-    from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
-
+    """Samples of a wide CSV (a time column and one column per tag)."""
     first = text.split("\n", 1)[0]
     delimiter = _delimiter(first)
     rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    header = [h.strip() for h in rows[0]]
+    return _wide_table([h.strip() for h in rows[0]], rows[1:], name, asset_id, notes, decimal_comma=delimiter != ",")
+
+
+#: Keys of a wide JSON-lines record that name its machine rather than a tag.
+ASSET_KEYS = ("asset", "asset_id", "assetid", "machine", "equipment")
+
+
+def _wide_jsonl(text: str, name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
+    """Samples of JSON lines that each hold one time and one key per tag (``{"timestamp": ...,
+    "asset": "P-1", "Motor Current (A)": 61.4, ...}``), read as a wide CSV is; an ``asset`` key names
+    the machine where ``asset_id`` does not."""
+    objects = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+    header = list(dict.fromkeys(str(k) for o in objects for k in o))
+    asset_key = next((k for k in header if k.strip().lower() in ASSET_KEYS), None)
+    if asset_key is not None:
+        header.remove(asset_key)
+        asset_id = asset_id or next((str(o[asset_key]) for o in objects if o.get(asset_key)), None)
+    rows = [["" if o.get(k) is None else str(o[k]) for k in header] for o in objects]
+    return _wide_table(header, rows, name, asset_id, notes, decimal_comma=False) if header else []
+
+
+def _is_wide_jsonl(text: str) -> bool:
+    """JSON lines whose first record has no tag key (long records name one tag per line)."""
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        return isinstance(value, dict) and not any(LONG_COLUMNS.get(str(k).strip().lower()) == "tag" for k in value)
+    return False
+
+
+def _wide_table(header: list[str], rows: list[list[str]], name: str, asset_id: str | None,
+                notes: list[str] | None, decimal_comma: bool) -> list:
+    """Samples of a wide table: ``header`` names a time column and one column per tag."""
+    from pipeline.decoders.plc import TagSample
+    from pipeline.decoders.timestamps import TimestampError, parse_timestamp_ms
+
     time_col = next((i for i, h in enumerate(header) if h.lower() in TIME_COLUMNS), None)
     if time_col is None:  # "Zeit", "Date/Time (UTC)", "Datum Uhrzeit" ...
         time_col = next((i for i, h in enumerate(header) if any(w in h.lower() for w in TIME_WORDS)), None)
@@ -198,7 +249,7 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
         notes += refused
         notes += [f"columns that name no PLC tag (not read): {', '.join(unknown)}"] if unknown else []
     samples = []
-    for row in rows[1:]:
+    for row in rows:
         if not row:
             continue
         try:
@@ -210,7 +261,7 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
                 continue
         for i, (asset, reading) in cols.items():
             try:
-                cell = row[i].replace(",", ".") if delimiter != "," else row[i]  # 1207,5: a decimal comma
+                cell = row[i].replace(",", ".") if decimal_comma else row[i]  # 1207,5: a decimal comma
                 value = parse_value(cell)
             except IndexError:
                 continue
@@ -221,11 +272,13 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
 
 #: Historian date-time layouts besides ISO-8601 (fractions of a second with ``.`` or ``,``), tried in
 #: this order: with slashes and a 24-hour clock the day comes first (``09/04/2027`` is 9 April) unless
-#: that is no date (``04/29/2027``); with AM/PM the month comes first (``04/09/2027 05:54 PM``).
+#: that is no date (``04/29/2027``); with AM/PM the month comes first (``04/09/2027 05:54 PM``); an
+#: English month name as OSIsoft PI writes it (``03-Nov-2026 09:04:40``, ``03-Nov-26``).
 TIME_FORMATS = ("%d.%m.%Y %H:%M:%S.%f", "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y/%m/%d %H:%M:%S.%f",
                 "%Y/%m/%d %H:%M:%S", "%m/%d/%Y %I:%M:%S.%f %p", "%m/%d/%Y %I:%M:%S %p", "%d/%m/%Y %H:%M:%S.%f",
                 "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S", "%d-%m-%Y %H:%M:%S.%f",
-                "%d-%m-%Y %H:%M:%S", "%Y%m%d %H%M%S")
+                "%d-%m-%Y %H:%M:%S", "%Y%m%d %H%M%S", "%d-%b-%Y %H:%M:%S.%f", "%d-%b-%Y %H:%M:%S",
+                "%d-%b-%y %H:%M:%S.%f", "%d-%b-%y %H:%M:%S", "%d %b %Y %H:%M:%S.%f", "%d %b %Y %H:%M:%S")
 
 
 def _lenient_time_ms(text: str) -> int:
@@ -236,6 +289,8 @@ def _lenient_time_ms(text: str) -> int:
     >>> _lenient_time_ms("09.04.2027 17:54:00,800") == _lenient_time_ms("2027-04-09T17:54:00.800Z")
     True
     >>> _lenient_time_ms("04/09/2027 05:54:00.800 PM") == _lenient_time_ms("2027/04/09 17:54:00.800")
+    True
+    >>> _lenient_time_ms("03-Nov-2026 09:04:40") == _lenient_time_ms("2026-11-03T09:04:40Z")
     True
     """
     import re
@@ -328,6 +383,7 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
     rows = _long_rows(text, fmt)
     samples = []
     mapped: dict[str, str] = {}
+    unread_time: str | None = None  # the first time text of a tag row that could not be read
     for row in rows:
         name = str(row.get("tag", ""))
         tail = name.rpartition(".")[2]
@@ -341,6 +397,7 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
         try:
             ts = _lenient_time_ms(str(row.get("timestamp") or row.get("time")))
         except (TypeError, ValueError):
+            unread_time = unread_time or str(row.get("timestamp") or row.get("time"))
             continue
         if value is not None and (asset or default_asset):
             samples.append(TagSample(asset or default_asset, reading.tag, ts, reading.convert(value),  # type: ignore[arg-type]
@@ -349,6 +406,9 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
                 mapped.setdefault(tail, reading.describe(tail))
     if notes is not None and mapped:
         notes.append(f"tags read as PLC tags: {', '.join(mapped.values())}")
+    if not samples and unread_time is not None and not historian_names_only:
+        raise InspectInputError(f"the file's tag rows have times this reader does not know ({unread_time!r}): "
+                                "write them as ISO-8601 (2026-11-29T14:00:00.100Z) or epoch milliseconds")
     return samples
 
 
@@ -371,8 +431,15 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
                 raise InspectInputError(f"{path}: no PLC value could be read")
             return samples
     result = decode_plc_file(data, str(path), fmt)
-    samples = (result.samples + _lenient_long(text, fmt, asset_id or default_asset, True, notes) if result.samples
-               else _lenient_long(text, fmt, asset_id or default_asset, False, notes))
+    if not result.samples and fmt == "jsonl" and _is_wide_jsonl(text):
+        samples = _wide_jsonl(text, str(path), asset_id or default_asset, notes)
+    elif result.samples:
+        samples = result.samples + _lenient_long(text, fmt, asset_id or default_asset, True, notes)
+    else:
+        try:
+            samples = _lenient_long(text, fmt, asset_id or default_asset, False, notes)
+        except InspectInputError as exc:
+            raise InspectInputError(f"{path}: no decodable PLC row ({exc})") from None
     if not samples:
         detail = result.errors[0].detail if result.errors else "empty file"
         raise InspectInputError(f"{path}: no decodable PLC row ({detail})")

@@ -194,6 +194,38 @@ class AssetVerdict:
                 "modalities": self.modalities, "files": self.files, "withheld": self.withheld}
 
 
+def _id_key(name: str) -> str:
+    """A machine id compared without case and punctuation (``SP243`` and ``sp-243`` are one)."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def machine_of_prefix(prefix: str, known: set[str], named: str | None) -> str | None:
+    """The machine a PLC tag prefix stands for: itself where assets.json knows it, else the one known
+    machine that it or one of its dot-separated parts names without regard to case and punctuation
+    (historians drop the dash: ``SP243``; OSIsoft PI writes ``P-146.VIB.VEL``, read as prefix
+    ``P-146.VIB``), else the file's own machine ``named`` where the prefix is that machine or starts
+    with it; None when none of these holds.
+
+    >>> known = {"SP-243", "P-146", "P-14"}
+    >>> [machine_of_prefix(p, known, None) for p in ("SP-243", "SP243", "P-146.VIB", "site.p146", "XY-1")]
+    ['SP-243', 'SP-243', 'P-146', 'P-146', None]
+    >>> machine_of_prefix("PUMP7.DISCH", set(), "PUMP7"), machine_of_prefix("PUMP8", set(), "PUMP7")
+    ('PUMP7', None)
+    """
+    if prefix in known:
+        return prefix
+    keys: dict[str, list[str]] = {}
+    for machine in known:
+        keys.setdefault(_id_key(machine), []).append(machine)
+    for part in (prefix, *prefix.split(".")):
+        found = keys.get(_id_key(part), [])
+        if len(found) == 1:
+            return found[0]
+    if named and (_id_key(prefix) == _id_key(named) or prefix.startswith(named + ".")):
+        return named
+    return None
+
+
 class Inspector:
     """Scores files with a registry's serving models (default: the shipped ``models/default``)."""
 
@@ -296,16 +328,35 @@ class Inspector:
             warnings.append("no machine id (use --asset or <ASSET>-<stamp> file names): scored without assets.json")
         return AssetProfile(asset_id=asset_id or "")
 
+    def _machines_of_prefixes(self, samples: list, named: str | None, notes: list[str]) -> list:
+        """Samples whose tag prefix is not a machine of assets.json, given to the one it names
+        (:func:`machine_of_prefix`: ``SP243`` → ``SP-243``, PI's ``P-146.VIB`` → ``P-146``)."""
+        from dataclasses import replace
+
+        known = set(self.assets)
+        moved = {}
+        for prefix in sorted({s.asset_id for s in samples} - known):
+            machine = machine_of_prefix(prefix, known, named)
+            if machine is not None and machine != prefix:
+                moved[prefix] = machine
+        if not moved:
+            return samples
+        notes.append("tag prefixes read as machines: " + ", ".join(f"{p!r} → {m}" for p, m in moved.items()))
+        return [replace(s, asset_id=moved[s.asset_id]) if s.asset_id in moved else s for s in samples]
+
     def _plc_windows(self, path: Path, asset_id: str | None, notes: list[str]) -> tuple[str, list]:
         """The machine of a PLC file and its non-overlapping 10 s windows (the whole file as one window
         when it is shorter)."""
         from pipeline.features.plc_window import PlcWindow, plc_window_features, plc_windows
 
-        samples = hold_between_changes(read_plc(path, asset_id, default_asset=self.asset_of(path), notes=notes), notes)
+        named = self.asset_of(path)
+        samples = hold_between_changes(read_plc(path, asset_id, default_asset=named, notes=notes), notes)
+        if asset_id is None:
+            samples = self._machines_of_prefixes(samples, named, notes)
         assets = sorted({s.asset_id for s in samples})
+        asset = asset_id or (named if named in assets else assets[0])
         if len(assets) > 1:
-            notes.append(f"several machines in one file ({', '.join(assets)}): scoring {assets[0]}")
-        asset = asset_id or assets[0]
+            notes.append(f"several machines in one file ({', '.join(assets)}): scoring {asset}")
         samples = [s for s in samples if s.asset_id == asset]
         first, last = min(s.timestamp_ms for s in samples), max(s.timestamp_ms for s in samples)
         windows = [w for w in plc_windows(samples).get(asset, [])
@@ -414,13 +465,19 @@ class Inspector:
         point = operating_point([w.values for w in windows])
         return inputs, (float(np.median(speeds)) / 60.0 if speeds else None), stats, point
 
-    def healthy_plc_windows(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, list]:
+    def healthy_plc_windows(self, healthy: list[Path], asset_id: str | None = None,
+                            unread: list[FileResult] | None = None) -> dict[str, list]:
         """Per machine, the windows of its PLC exports made when it was healthy (``--healthy-plc``) in time
         order; an export without a speed tag at its drive's speed setpoint where it logs one
-        (:func:`at_setpoint`). The machine of a file is ``asset_id``, its name's, or its tags'."""
+        (:func:`at_setpoint`). The machine of a file is ``asset_id``, its name's, or its tags'. An export
+        that cannot be read raises, or with ``unread`` is left out and reported there (:meth:`_unread`)."""
         found: dict[str, list] = defaultdict(list)
         for path in healthy:
-            aid, windows = self._plc_windows(Path(path), asset_id, [])
+            try:
+                aid, windows = self._plc_windows(Path(path), asset_id, [])
+            except InspectInputError as exc:
+                self._unread(unread, path, "plc", "--healthy-plc", asset_id, exc)
+                continue
             found[aid] += at_setpoint(windows, speed_setpoint_rpm(Path(path), aid))
         return {aid: sorted(windows, key=lambda w: w.end_ms) for aid, windows in found.items()}
 
@@ -453,7 +510,18 @@ class Inspector:
                                     "<ASSET>-<stamp> file names)")
         return aid
 
-    def audio_baselines(self, healthy: list[Path], asset_id: str | None = None) -> dict[str, HealthyLevels]:
+    def _unread(self, unread: list[FileResult] | None, path: Path, modality: str, option: str, asset_id: str | None,
+                exc: InspectInputError) -> None:
+        """A healthy reference that cannot be read: raised again without ``unread``, else reported there as
+        a record with an ``error`` (its machine's files are then read without it)."""
+        if unread is None:
+            raise exc
+        text = str(exc) if option in str(exc) else f"{exc} ({option})"
+        unread.append(FileResult(file=str(path), modality=modality, asset_id=asset_id or self.asset_of(Path(path)),
+                                 error=f"{text}: this machine's files were read without it"))
+
+    def audio_baselines(self, healthy: list[Path], asset_id: str | None = None,
+                        unread: list[FileResult] | None = None) -> dict[str, HealthyLevels]:
         """Per machine, the healthy shaft-harmonic levels of recordings made when it was healthy
         (``--healthy-audio``): the median over every 1 s segment of its files, as the job learns
         them, with the range of the segments' speeds they hold at
@@ -464,17 +532,21 @@ class Inspector:
         levels: dict[str, list[np.ndarray]] = defaultdict(list)
         speeds: dict[str, list[float]] = defaultdict(list)
         for path in healthy:
-            aid = self.healthy_asset(Path(path), asset_id, "recording")
-            with healthy_file(path, "--healthy-audio"):
-                x, rate = read_wav(Path(path))
-                vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
+            try:
+                aid = self.healthy_asset(Path(path), asset_id, "recording")
+                with healthy_file(path, "--healthy-audio"):
+                    x, rate = read_wav(Path(path))
+                    vectors = audio_segment_vectors(x, rate, self.profile(aid, []))
+            except InspectInputError as exc:
+                self._unread(unread, path, "audio", "--healthy-audio", asset_id, exc)
+                continue
             levels[aid] += [clip_levels(v) for v in vectors]
             speeds[aid] += [clip_speed(v) for v in vectors]
         return {aid: HealthyLevels(tuple(float(v) for v in np.median(np.stack(rows), axis=0)), speed_range(speeds[aid]))
                 for aid, rows in levels.items()}
 
-    def thermal_references(self, healthy: list[Path], asset_id: str | None = None
-                           ) -> dict[str, list[ThermalReference]]:
+    def thermal_references(self, healthy: list[Path], asset_id: str | None = None,
+                           unread: list[FileResult] | None = None) -> dict[str, list[ThermalReference]]:
         """Per machine, its healthy frames (``--healthy-thermal``), each with the region boxes the
         pipeline fits to it (:mod:`pipeline.features.thermal_reference`). The machine of a file is
         ``asset_id`` or its name's."""
@@ -482,9 +554,12 @@ class Inspector:
 
         refs: dict[str, list[ThermalReference]] = defaultdict(list)
         for path in healthy:
-            aid = self.healthy_asset(Path(path), asset_id, "frame")
-            with healthy_file(path, "--healthy-thermal"):
-                refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
+            try:
+                aid = self.healthy_asset(Path(path), asset_id, "frame")
+                with healthy_file(path, "--healthy-thermal"):
+                    refs[aid].append(reference_frame(read_frame(Path(path)), self.profile(aid, [])))
+            except InspectInputError as exc:
+                self._unread(unread, path, "thermal", "--healthy-thermal", asset_id, exc)
         return dict(refs)
 
     def score(self, paths: list[Path], asset_id: str | None = None, healthy_audio: list[Path] | None = None,
@@ -518,9 +593,10 @@ class Inspector:
             thermal_message_any_unit,
         )
 
-        baselines = self.audio_baselines(healthy_audio or [], asset_id)
-        references = self.thermal_references(healthy_thermal or [], asset_id)
-        healthy_windows = self.healthy_plc_windows(healthy_plc or [], asset_id)
+        unread: list[FileResult] = []  # healthy references that cannot be read: reported, the rest still scored
+        baselines = self.audio_baselines(healthy_audio or [], asset_id, unread)
+        references = self.thermal_references(healthy_thermal or [], asset_id, unread)
+        healthy_windows = self.healthy_plc_windows(healthy_plc or [], asset_id, unread)
         plc_levels = self.healthy_levels_of(healthy_windows)
         healthy_points = {aid: operating_point([w.values for w in windows]) for aid, windows in healthy_windows.items()}
         points: dict[str, list[OperatingPoint]] = defaultdict(list)  # per machine, of its PLC files in this call
@@ -680,6 +756,12 @@ class Inspector:
                 if result.extrapolating:
                     extrapolating[result.asset_id].add(modality)
         results = [by_index[i] for i in range(len(paths))]
+        for bad in unread:  # each of its machine's files says what it was read without
+            for result in results:
+                if bad.asset_id is not None and result.asset_id == bad.asset_id and result.error is None:
+                    result.warnings.append(f"read without the healthy {bad.modality} reference {Path(bad.file).name}, "
+                                           "which could not be read (its own record says why)")
+        results += unread
         verdicts = []
         for aid, per_mod in probs_by_asset.items():
             if len(per_mod) < 2:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import wave
 from pathlib import Path
 
@@ -695,6 +696,81 @@ def test_temperatures_a_historian_stores_on_a_deadband_read_like_the_measured_on
     note = "the bearing temperature and winding temperature hold steadier than any RTD the PLC model learnt from"
     assert any(w.startswith(note) for w in rec.warnings), rec.warnings
     assert not any("steadier than any RTD" in w for w in reference.warnings), reference.warnings
+
+
+#: The plant pump's tags as an OSIsoft PI export names them (a dotted hierarchy under the machine id
+#: without its dash), in German (a WinCC export) and as a US PLC abbreviates them (vibration in in/s peak
+#: as ``INS_PK``), each with its conversion from the contract's unit.
+PI_TAGS = {"motor_current_a": ("PMP01.AMPS", lambda v: v), "speed_rpm": ("PMP01.SPEED", lambda v: v),
+           "bearing_temp_c": ("PMP01.BRG.DE.TEMP", lambda v: v), "winding_temp_c": ("PMP01.WDG.TEMP", lambda v: v),
+           "vibration_rms_mm_s": ("PMP01.VIB.VEL", lambda v: v), "pressure_bar": ("PMP01.DISCH.PRESS", lambda v: v),
+           "run_state": ("PMP01.RUN.STATUS", lambda v: v)}
+GERMAN_COLUMNS = {"motor_current_a": "Motorstrom [A]", "speed_rpm": "Drehzahl [U/min]",
+                  "bearing_temp_c": "Lagertemperatur AS [°C]", "winding_temp_c": "Wicklungstemperatur [°C]",
+                  "vibration_rms_mm_s": "Schwinggeschwindigkeit [mm/s]", "pressure_bar": "Förderdruck [bar]",
+                  "run_state": "Betrieb"}
+US_COLUMNS = {"motor_current_a": ("PMP01_MTR_CUR_A", lambda v: v), "speed_rpm": ("PMP01_SPD_RPM", lambda v: v),
+              "bearing_temp_c": ("PMP01_BRG_DE_TEMP_DEGF", lambda v: v * 9 / 5 + 32),
+              "winding_temp_c": ("PMP01_WDG_TEMP_DEGF", lambda v: v * 9 / 5 + 32),
+              "vibration_rms_mm_s": ("PMP01_VIB_INS_PK", lambda v: v * math.sqrt(2) / 25.4),
+              "pressure_bar": ("PMP01_DISCH_PRESS_PSI", lambda v: v / 0.0689476), "run_state": ("PMP01_RUN", lambda v: v)}
+
+
+def test_pi_german_us_and_json_lines_exports_read_like_the_contract_file(plant, tmp_path) -> None:
+    """The imbalanced pump's window as four more historians write it: an OSIsoft PI export
+    (``Tag,Timestamp,Value``, ``03-Nov-2026 09:04:40.100`` times, dotted tag hierarchies under
+    ``PMP01``, a suction pressure beside the discharge one), a German export (``;``, decimal commas,
+    ``Motorstrom``, ``Wicklungstemperatur``, ``Schwinggeschwindigkeit``, ``Förderdruck``, ``U/min``, a
+    ``Saugdruck``), a US PLC's columns with the vibration as ``VIB_INS_PK`` (in/s peak) and one JSON
+    object per time with the machine under ``asset`` in a file whose name names none. Each gives the
+    contract file's probabilities (within 0.02, as the exports above). Before, the first and second were
+    refused ("no decodable PLC row", "no column names a PLC tag"), the third read its vibration 25x
+    too low, the fourth was refused (found by a second fleet written blind)."""
+    from datetime import datetime
+
+    root, cases = plant
+    plc = cases["imbalance"][2]
+    rows = _long_rows(plc)
+    table = {(ts, n): v for ts, _, n, v in rows}
+    stamps = sorted({r[0] for r in rows})
+    times = {ts: datetime.fromisoformat(ts.replace("Z", "+00:00")) for ts in stamps}
+
+    def pi_time(ts: str) -> str:
+        return times[ts].strftime("%d-%b-%Y %H:%M:%S.") + f"{times[ts].microsecond // 1000:03d}"
+
+    pi = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    pi.write_text("Tag,Timestamp,Value\n" + "".join(
+        f"{PI_TAGS[n][0]},{pi_time(ts)},{PI_TAGS[n][1](v):.6f}\n" for ts, _, n, v in rows)
+        + "".join(f"PMP01.SUCT.PRESS,{pi_time(ts)},0.4\n" for ts in stamps))
+    german = tmp_path / f"PMP-01 Export {STAMP}.csv"
+    lines = [";".join(["Zeit", "Saugdruck [bar]", *GERMAN_COLUMNS.values()])]
+    for ts in stamps:
+        cells = [times[ts].strftime("%d.%m.%Y %H:%M:%S,") + f"{times[ts].microsecond // 1000:03d}", "0,4"]
+        cells += ["" if (v := table.get((ts, tag))) is None else f"{v:.6f}".replace(".", ",") for tag in GERMAN_COLUMNS]
+        lines.append(";".join(cells))
+    german.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    us = tmp_path / f"plc-PMP-01-{STAMP}.csv".replace(".csv", "_us.csv")
+    lines = [",".join(["TIME", *(h for h, _ in US_COLUMNS.values())])]
+    for ts in stamps:
+        lines.append(",".join([times[ts].strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]] + [
+            "" if (v := table.get((ts, tag))) is None else f"{to_theirs(v):.6f}" for tag, (_, to_theirs) in US_COLUMNS.items()]))
+    us.write_text("\n".join(lines) + "\n")
+    jsonl = tmp_path / "historian-export.jsonl"
+    jsonl.write_text("".join(json.dumps({"timestamp": ts, "asset": "PMP-01", **{
+        h: to_theirs(table[(ts, tag)]) for tag, (h, to_theirs) in HISTORIAN.items() if (ts, tag) in table}}) + "\n"
+        for ts in stamps))
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    (reference,), _ = inspector.score([plc])
+    for path in (pi, german, us, jsonl):
+        (rec,), _ = inspector.score([path])
+        assert rec.error is None and rec.asset_id == "PMP-01" and rec.windows == reference.windows, (path.name, rec)
+        assert rec.label == reference.label == "imbalance" and not rec.withheld, (path.name, rec)
+        for c, p in reference.probabilities.items():
+            assert abs(rec.probabilities[c] - p) < 0.02, (path.name, c, rec.probabilities, reference.probabilities)
+        notes = " ".join(rec.warnings)
+        assert "not in assets.json" not in notes and "SUCT" not in notes.split("tags read as PLC tags")[-1], notes
+    (rec,), _ = inspector.score([us])
+    assert "'PMP01_VIB_INS_PK' → vibration_rms_mm_s (in/s peak → mm/s)" in " ".join(rec.warnings)
 
 
 def test_a_plc_file_whose_columns_name_no_tag_says_what_to_do(tmp_path) -> None:
@@ -1495,19 +1571,41 @@ def test_a_sensor_that_recorded_nothing_is_reported_and_a_dropout_is_skipped(pla
     assert dropout.error is None and dropout.label == "bearing_wear", dropout.probabilities
 
 
-def test_a_healthy_reference_that_recorded_nothing_is_named_in_the_error(plant, tmp_path) -> None:
-    """``--healthy-thermal`` / ``--healthy-audio`` files that cannot be read name themselves and their
-    option (before, the reason alone read as if the file scored were wrong)."""
+def test_a_healthy_reference_that_cannot_be_read_is_reported_and_the_rest_is_scored(plant, tmp_path) -> None:
+    """``--healthy-thermal`` / ``--healthy-audio`` / ``--healthy-plc`` files that cannot be read name
+    themselves and their option (before session 32 the reason alone read as if the file scored were
+    wrong). Each is a record with that error, and the machine's files are scored without it and say
+    so; the call exits 1. Before session 54 one such file stopped the whole call with exit code 2,
+    every other machine's files unscored (a second fleet written blind: 7 commissioning exports of a
+    dialect the reader refused left 30 machines unscored in each call)."""
     root, cases = plant
-    wav, tif, _ = cases["normal"]
+    wav, tif, plc = cases["normal"]
     blank, silent = tmp_path / f"PMP-01-{STAMP}-ref.tiff", tmp_path / f"PMP-01-{STAMP}-ref.wav"
     blank.write_bytes(encode_tiff(np.full((120, 160), 29_515, np.uint16)))
     silent.write_bytes(encode_wav(np.zeros(48_000, np.int16), 16_000))
+    unreadable = tmp_path / f"plc-PMP-01-{STAMP}-ref.csv"
+    unreadable.write_text("Time,Oil Level (%)\n2026-11-29T14:00:00Z,80\n")
     inspector = Inspector(assets=load_assets(root / "assets.json"))
+    alone = {r.modality: r for r in inspector.score([wav, tif, plc])[0]}
+    results, verdicts = inspector.score([wav, tif, plc], healthy_thermal=[blank], healthy_audio=[silent],
+                                        healthy_plc=[unreadable])
+    scored, unread = results[:3], {Path(r.file).name: r for r in results[3:]}
+    assert [r.error for r in scored] == [None] * 3 and len(verdicts) == 1
+    for r in scored:  # read as without the references, and saying so
+        assert r.label == alone[r.modality].label and r.probabilities == alone[r.modality].probabilities
+        assert any("which could not be read" in w for w in r.warnings), r.warnings
+    assert re.search(r"-ref\.tiff \(--healthy-thermal\): the frame has no contrast", unread[blank.name].error)
+    assert re.search(r"-ref\.wav \(--healthy-audio\): the clip is silent", unread[silent.name].error)
+    assert "no column names a PLC tag" in unread[unreadable.name].error
+    assert "(--healthy-plc): this machine's files were read without it" in unread[unreadable.name].error
+    assert {r.asset_id for r in unread.values()} == {"PMP-01"}
+    cli = CliRunner().invoke(app, ["inspect", "--json", "--assets", str(root / "assets.json"), str(tif),
+                                   "--healthy-thermal", str(blank)])
+    assert cli.exit_code == 1, cli.output
+    records = json.loads(cli.stdout)
+    assert records[0]["error"] is None and records[0]["class"] and "no contrast" in records[1]["error"]
     with pytest.raises(InspectInputError, match=r"-ref\.tiff \(--healthy-thermal\): the frame has no contrast"):
-        inspector.score([tif], healthy_thermal=[blank])
-    with pytest.raises(InspectInputError, match=r"-ref\.wav \(--healthy-audio\): the clip is silent"):
-        inspector.score([wav], healthy_audio=[silent])
+        inspector.thermal_references([blank])  # without ``unread``, as before
 
 
 def test_a_slow_drive_s_self_ventilated_motor_is_read_as_at_nameplate_speed_and_inspect_says_so(plant, tmp_path) -> None:
