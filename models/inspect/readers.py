@@ -402,8 +402,9 @@ def _lenient_long(text: str, fmt: str, default_asset: str | None, historian_name
         if value is not None and (asset or default_asset):
             samples.append(TagSample(asset or default_asset, reading.tag, ts, reading.convert(value),  # type: ignore[arg-type]
                                      _quality(row.get("quality")), str(row.get("unit") or "")))
-            if tail != reading.tag:
-                mapped.setdefault(tail, reading.describe(tail))
+            shown = name.partition(".")[2] if asset else name  # PI's CMP-7.DISCH.PRESS: DISCH.PRESS
+            if shown != reading.tag:
+                mapped.setdefault(shown, reading.describe(shown))
     if notes is not None and mapped:
         notes.append(f"tags read as PLC tags: {', '.join(mapped.values())}")
     if not samples and unread_time is not None and not historian_names_only:
