@@ -861,7 +861,7 @@ def unused_healthy_export_note(levels: PlcHealthyLevels) -> str:
     nameplate speed only.
 
     >>> print(unused_healthy_export_note(PlcHealthyLevels(None, None, 6, {"not_at_rated_speed": 6})))
-    its healthy PLC export (--healthy-plc) was not used: it has no window of normal running (the machine running at a steady speed, from a speed tag or the drive's speed setpoint in rpm, at its nameplate speed when known (a drive's winding: down to 30% of it, with winding and bearing temperatures and the rated current), without alarms, with a vibration or pressure tag; not_at_rated_speed 6); give an export of the machine in normal operation at nameplate speed
+    its healthy PLC export (--healthy-plc) was not used: it has no window of normal running (the machine running at a steady speed, from a speed tag, the drive's speed setpoint in rpm or, on the mains, its run state, at its nameplate speed when known (a drive's winding: down to 30% of it, with winding and bearing temperatures and the rated current), without alarms, with a vibration or pressure tag; not_at_rated_speed 6); give an export of the machine in normal operation at nameplate speed
     """
     from pipeline.features.plc_baseline import BaselineRules
 
@@ -872,8 +872,8 @@ def unused_healthy_export_note(levels: PlcHealthyLevels) -> str:
                        "normal levels)")
     why = ", ".join(f"{k} {v}" for k, v in sorted(levels.rejected.items()))
     return head + (
-        "it has no window of normal running (the machine running at a steady speed, from a speed tag or the drive's "
-        "speed setpoint in rpm, at its nameplate speed when known (a drive's winding: down to "
+        "it has no window of normal running (the machine running at a steady speed, from a speed tag, the drive's "
+        "speed setpoint in rpm or, on the mains, its run state, at its nameplate speed when known (a drive's winding: down to "
         f"{BaselineRules.min_winding_speed:.0%} of it, with winding and bearing temperatures and the rated current), "
         f"without alarms, with a vibration or pressure tag; {why}); give an export of the machine in normal "
         "operation at nameplate speed")

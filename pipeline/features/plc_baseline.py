@@ -21,7 +21,8 @@ missing value:
 
 * the machine runs (``run_state`` mean >= 0.99; a historian without a run-state tag: the speed
   says it) at a steady speed (speed std / mean <= 2 %; without a speed tag nothing is learnt,
-  ``no_speed``) and, when the nameplate speed is known, at it (within 10 %): a pump's nominal
+  ``no_speed``, except on a machine on the mains with a nameplate speed and a run state: it runs at
+  that speed, :func:`with_nameplate_speed`) and, when the nameplate speed is known, at it (within 10 %): a pump's nominal
   pressure is its pressure at rated speed, and vibration grows with speed;
 * no alarm activation in the window other than ``A9xx`` (communication / nuisance), at most 20 %
   of its rows with Bad-quality values (those are left out of the statistics anyway), a pressure
@@ -530,6 +531,32 @@ class PlcHealthyLevels:
         return self.pressure_bar is None and self.vibration_mm_s is None and self.winding_k is None
 
 
+def with_nameplate_speed(raw: np.ndarray, profile: AssetProfile | None) -> np.ndarray:
+    """``raw`` (a window's raw features) with the speed of a machine on the mains filled in where its
+    historian logs no speed: a motor without a drive turns at its nameplate speed (within its slip) while it
+    runs, so the rules (:class:`BaselineRules`) read such a window at ``profile.nominal_rpm`` and judge it by
+    its run state (before session 54: ``no_speed``, nothing learnt). Unchanged: a machine on a drive
+    (``vfd``, a speed range), one without a nameplate speed, a window with a speed or without a run state.
+
+    >>> from pipeline.features.plc_window import plc_feature_names
+    >>> names = plc_feature_names(); w = np.full(len(names), np.nan); w[names.index("run_state.mean")] = 1.0
+    >>> filled = with_nameplate_speed(w, AssetProfile(nominal_rpm=1480.0))
+    >>> float(filled[names.index("speed_rpm.mean")]), float(filled[names.index("speed_rpm.std")])
+    (1480.0, 0.0)
+    >>> [bool(np.isnan(with_nameplate_speed(w, p)[names.index("speed_rpm.mean")]))
+    ...  for p in (AssetProfile(nominal_rpm=1480.0, vfd=True), AssetProfile(), None)]
+    [True, True, True]
+    """
+    if profile is None or profile.vfd or profile.speed_range_hz is not None or not profile.nominal_rpm:
+        return raw
+    speed, run = _INDEX["speed_rpm.mean"], _INDEX["run_state.mean"]
+    if np.isfinite(raw[speed]) or not np.isfinite(raw[run]):
+        return raw
+    out = np.array(raw, dtype=np.float64)
+    out[speed], out[_INDEX["speed_rpm.std"]] = profile.nominal_rpm, 0.0
+    return out
+
+
 def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
                    rules: BaselineRules | None = None, rated_current_a: float | None = None,
                    ends_ms: list[int] | None = None, profile: AssetProfile | None = None) -> PlcHealthyLevels:
@@ -587,7 +614,7 @@ def healthy_levels(raws: list[np.ndarray], nominal_rpm: float | None = None,
     rejected: dict[str, int] = {}
     standstill: int | None = None
     for k, raw in enumerate(raws):
-        raw = np.asarray(raw, dtype=np.float64)
+        raw = with_nameplate_speed(np.asarray(raw, dtype=np.float64), profile)
         kind, level = rules.classify(raw, nominal_rpm)
         if kind in (STEADY, CYCLIC):
             pressures.append((kind == CYCLIC, level))

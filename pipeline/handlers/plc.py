@@ -30,7 +30,7 @@ from pipeline.asset_state import AssetState
 from pipeline.decoders import RejectedInput, TagSample, decode_plc_file
 from pipeline.features.asset_profile import AssetProfile, as_profile
 from pipeline.features.messages import plc_features_message
-from pipeline.features.plc_baseline import BaselineRules, PlcBaseline
+from pipeline.features.plc_baseline import BaselineRules, PlcBaseline, with_nameplate_speed
 from pipeline.features.plc_physics import vibration_scale
 from pipeline.features.plc_running import follow_run
 from pipeline.features.plc_window import PlcWindowBuffer
@@ -144,16 +144,17 @@ def handle(ctx: HandlerContext, blob: Blob, state: AssetState, out: StepOutput) 
         if learner is not None:
             asset = (profile.with_learned_pressure(learner.learned_bar).with_normal_vibration(learner.learned_vib_mm_s)
                      .with_normal_winding(learner.learned_winding_k))
-            if profile.pressure_nominal_bar is None and learner.observe(window.values, window.end_ms, profile.nominal_rpm):
+            values = with_nameplate_speed(window.values, profile)  # a machine on the mains: runs at nameplate speed
+            if profile.pressure_nominal_bar is None and learner.observe(values, window.end_ms, profile.nominal_rpm):
                 out.count("plc_pressure_baseline_learned")
             if profile.vibration_normal_mm_s is None and learner.observe_vibration(
-                    window.values, window.end_ms, profile.nominal_rpm):
+                    values, window.end_ms, profile.nominal_rpm):
                 out.count("plc_vibration_baseline_learned")
                 if vibration_scale(learner.learned_vib_mm_s) < 1.0:  # rough by design, or imbalanced while learnt
                     out.count("plc_vibration_baseline_above_fleet")
             if profile.rated_current_a is not None:
                 below = learner.win_below
-                if learner.observe_winding(window.values, window.end_ms, profile.nominal_rpm, profile.rated_current_a,
+                if learner.observe_winding(values, window.end_ms, profile.nominal_rpm, profile.rated_current_a,
                                            profile):
                     out.count("plc_winding_baseline_learned")
                 if learner.win_below and not below:  # a drive that did not reach nameplate speed: its slower windows

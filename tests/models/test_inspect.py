@@ -1140,6 +1140,25 @@ def test_a_healthy_export_without_a_speed_tag_is_read_at_the_drive_s_speed_setpo
             assert nothing.empty and nothing.has_level_tags and set(nothing.rejected) == {"no_speed"}
 
 
+def test_a_healthy_export_of_a_machine_on_the_mains_needs_no_speed_tag(plant, tmp_path) -> None:
+    """The plant pump (on the mains: no ``vfd`` in assets.json) with its healthy export written without a
+    speed tag: it runs at its nameplate speed while its run state says it runs, so its pressure, vibration
+    and winding levels are learnt as from the export with the speed tag (before session 54 the export was
+    not used, ``no_speed``: 10 of 30 machines of a second fleet written blind)."""
+    root, cases = plant
+    inspector = Inspector(assets=load_assets(root / "assets.json"))
+    assert not inspector.assets["PMP-01"].vfd
+    plc = cases["normal"][2]
+    with_speed = inspector.plc_baselines([plc])["PMP-01"]
+    export = tmp_path / f"plc-PMP-01-{STAMP}.csv"
+    export.write_text("".join(line + "\n" for line in plc.read_text().splitlines() if ".speed_rpm," not in line))
+    got = inspector.plc_baselines([export])["PMP-01"]
+    assert not got.empty and "no_speed" not in got.rejected, got
+    assert got.pressure_bar == pytest.approx(with_speed.pressure_bar, rel=0.02)
+    assert got.vibration_mm_s == pytest.approx(with_speed.vibration_mm_s, rel=0.02)
+    assert got.winding_k is not None and got.winding_k == pytest.approx(with_speed.winding_k, rel=0.05)
+
+
 def test_a_drive_machine_read_at_the_speed_of_its_sound_says_so(plant, tmp_path) -> None:
     """A drive machine's clip read without a measured speed carries a warning with the speed found
     in the sound and how to give the right one; with ``--speed-rpm`` it does not."""

@@ -71,7 +71,7 @@ def test_a_cyclic_pressure_learns_the_stroke_peak_and_disagreeing_windows_restar
 
 def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.random.Generator,
              vibration: float | None = None, winding_c: float | None = None, run: float = 1.0,
-             speed_ratio: float = 1.0) -> bytes:
+             speed_ratio: float = 1.0, speed_tag: bool = True) -> bytes:
     from pipeline.decoders import format_timestamp_ms
 
     rows = ["timestamp,tag,value,quality,unit"]
@@ -86,6 +86,8 @@ def _plc_csv(asset: str, start_ms: int, seconds: int, pressure: float, rng: np.r
         if run != 1.0:
             values.update(run_state=run, motor_current_a=run * values["motor_current_a"],
                           speed_rpm=run * values["speed_rpm"])
+        if not speed_tag:
+            del values["speed_rpm"]
         rows += [f"{ts},{asset}.{tag},{v:.4f},Good,{UNITS[tag]}" for tag, v in values.items()]
     return ("\n".join(rows) + "\n").encode()
 
@@ -136,6 +138,34 @@ def test_an_asset_without_nominal_pressure_learns_it_and_the_model_input_reads_i
     assert states["PMP-X"].pressure.learned_bar == pytest.approx(3.0, rel=0.01)
     _, counters = ingest("PMP-X", 3, 3.0, relearn)
     assert "plc_pressure_baseline_reset" not in counters
+
+
+def test_a_machine_on_the_mains_without_a_speed_tag_learns_at_its_nameplate_speed(tmp_path: Path) -> None:
+    """A historian without a speed tag: a machine on the mains runs at its nameplate speed while its run state
+    says it runs, so the job learns its pressure and vibration (before session 54 nothing, ``no_speed``); one on
+    a drive (``vfd``) still learns nothing without its speed (or the drive's setpoint, which inspect reads)."""
+    tags = {tag: {"unit": unit} for tag, unit in UNITS.items()}
+    assets = [{"asset_id": "PMP-M", "asset_type": "pump", "nominal_rpm": 1480, "tags": tags},
+              {"asset_id": "PMP-D", "asset_type": "pump", "nominal_rpm": 1480, "vfd": True, "tags": tags}]
+    (tmp_path / "assets.json").write_text(json.dumps({"assets": assets}))
+    ingestor = AssetIngestor(job_spec(tmp_path, "x", "redis://unused", plc_pressure_baseline_windows=4))
+    writer = ManifestWriter(tmp_path, epoch=1)
+    rng = np.random.default_rng(3)
+    start = (int(time.time()) - 3_600) * 1000
+    learnt = {}
+    for asset in ("PMP-M", "PMP-D"):
+        entry = writer.write_blob(f"plc/{asset}/0.csv", _plc_csv(asset, start, 60, 4.0, rng, vibration=2.0,
+                                                                  speed_tag=False), asset, start, end_ms=start + 60_000)
+        writer.publish([entry])
+        state = AssetState()
+        out = ingestor.on_line(entry.to_json(), state, asset)
+        learnt[asset] = (state.pressure, out.counters)
+    mains, counters = learnt["PMP-M"]
+    assert counters.get("plc_pressure_baseline_learned") == 1 and counters.get("plc_vibration_baseline_learned") == 1
+    assert mains.learned_bar == pytest.approx(4.0, rel=0.01) and mains.learned_vib_mm_s == pytest.approx(2.0, rel=0.03)
+    drive, counters = learnt["PMP-D"]
+    assert drive.learned_bar is None and drive.learned_vib_mm_s is None and set(drive.rejected) == {"no_speed"}
+    assert "plc_pressure_baseline_learned" not in counters
 
 
 def test_vibration_windows_follow_the_operating_rules_and_a_changing_level_restarts() -> None:
