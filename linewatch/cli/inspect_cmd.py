@@ -59,7 +59,8 @@ def inspect(
     one machine, the fused verdict.
 
     Exit code 0 when every file was scored, 1 when some could not be (they are reported with an
-    error), 2 for bad arguments (unreadable assets.json, unknown registry).
+    error; so is a --healthy-* reference that could not be read, its machine's files then scored
+    without it), 2 for bad arguments (unreadable assets.json, unknown registry).
     """
     from models.inspect import InspectInputError, Inspector
     from models.inspect.readers import load_assets, parse_speeds
