@@ -51,12 +51,14 @@ def test_a_gate_that_went_blind_looks_again_and_gates_once_scans_return(tmp_path
 
 
 class SlowWakingGate(ScanGate):
-    """A gate whose thread wakes 0.5 ms after each event, as on a machine that schedules it late."""
+    """A gate whose thread wakes ``delay_s`` (0.5 ms) after each event, as on a machine that schedules it late."""
+
+    delay_s = 0.0005
 
     def _wait(self, timeout_s: float) -> bool:
         ready = super()._wait(timeout_s)
         if ready:
-            time.sleep(0.0005)
+            time.sleep(self.delay_s)
         return ready
 
 
@@ -103,14 +105,10 @@ def test_a_listing_shorter_than_the_wake_up_still_opens_a_window(tmp_path: Path)
     assert failed[0] <= 1, f"{failed[0]} of {scans[0]} scans saw a listed name vanish"
 
 
-class LateWakingGate(ScanGate):
+class LateWakingGate(SlowWakingGate):
     """A gate whose thread wakes 12 ms after each event: every read holds two scans' opens."""
 
-    def _wait(self, timeout_s: float) -> bool:
-        ready = super()._wait(timeout_s)
-        if ready:
-            time.sleep(0.012)
-        return ready
+    delay_s = 0.012
 
 
 def test_wake_ups_later_than_a_scan_period_still_open_windows(tmp_path: Path) -> None:
