@@ -234,14 +234,12 @@ def _match(name: str, unit: str | None) -> tuple[str, str, tuple[float, float] |
     """``(tag, unit, conversion or None when not convertible)`` or None when no tag is named."""
     words, bracket = _words(name)
     tokens = set(words)
-    if tokens & NOT_A_MEASUREMENT:
-        return None
     for tag, groups in RULES:
         if all(tokens & g for g in groups):
             break
     else:
         return None
-    if tokens & NOT_THIS_TAG.get(tag, frozenset()):
+    if _excluded(tokens, tag):
         return None
     table = UNITS["temp"] if tag.endswith("_temp_c") else UNITS[tag]
     peak, kind = 1.0, ""
@@ -285,8 +283,12 @@ def is_read_as(name: str, tag: str) -> bool:
     >>> is_read_as("DISCH.PRESS", "pressure_bar"), is_read_as("SUCT.PRESS", "pressure_bar")
     (True, False)
     """
-    tokens = set(_words(name)[0])
-    return not (tokens & NOT_A_MEASUREMENT or tokens & NOT_THIS_TAG.get(tag, frozenset()))
+    return not _excluded(set(_words(name)[0]), tag)
+
+
+def _excluded(tokens: set[str], tag: str) -> bool:
+    """Words that make a name of ``tag`` something else (:data:`NOT_A_MEASUREMENT`, :data:`NOT_THIS_TAG`)."""
+    return bool(tokens & NOT_A_MEASUREMENT or tokens & NOT_THIS_TAG.get(tag, frozenset()))
 
 
 def unsupported_reason(name: str, unit: str | None = None) -> str | None:

@@ -169,10 +169,8 @@ def _wide_csv(text: str, name: str, asset_id: str | None, notes: list[str] | Non
 ASSET_KEYS = ("asset", "asset_id", "assetid", "machine", "equipment")
 
 
-def _wide_jsonl(text: str, name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
-    """Samples of JSON lines that each hold one time and one key per tag (``{"timestamp": ...,
-    "asset": "P-1", "Motor Current (A)": 61.4, ...}``), read as a wide CSV is; an ``asset`` key names
-    the machine where ``asset_id`` does not."""
+def _json_objects(text: str) -> list[dict]:
+    """The JSON objects of a JSON-lines text, one per line (lines that are not one are skipped)."""
     objects = []
     for line in text.splitlines():
         try:
@@ -181,6 +179,18 @@ def _wide_jsonl(text: str, name: str, asset_id: str | None, notes: list[str] | N
             continue
         if isinstance(value, dict):
             objects.append(value)
+    return objects
+
+
+def _is_wide(record: dict) -> bool:
+    """A JSON-lines record with no tag key (long records name one tag per line)."""
+    return not any(LONG_COLUMNS.get(str(k).strip().lower()) == "tag" for k in record)
+
+
+def _wide_jsonl(objects: list[dict], name: str, asset_id: str | None, notes: list[str] | None = None) -> list:
+    """Samples of JSON lines that each hold one time and one key per tag (``{"timestamp": ...,
+    "asset": "P-1", "Motor Current (A)": 61.4, ...}``), read as a wide CSV is; an ``asset`` key names
+    the machine where ``asset_id`` does not."""
     header = list(dict.fromkeys(str(k) for o in objects for k in o))
     asset_key = next((k for k in header if k.strip().lower() in ASSET_KEYS), None)
     if asset_key is not None:
@@ -188,17 +198,6 @@ def _wide_jsonl(text: str, name: str, asset_id: str | None, notes: list[str] | N
         asset_id = asset_id or next((str(o[asset_key]) for o in objects if o.get(asset_key)), None)
     rows = [["" if o.get(k) is None else str(o[k]) for k in header] for o in objects]
     return _wide_table(header, rows, name, asset_id, notes, decimal_comma=False) if header else []
-
-
-def _is_wide_jsonl(text: str) -> bool:
-    """JSON lines whose first record has no tag key (long records name one tag per line)."""
-    for line in text.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        return isinstance(value, dict) and not any(LONG_COLUMNS.get(str(k).strip().lower()) == "tag" for k in value)
-    return False
 
 
 def _wide_table(header: list[str], rows: list[list[str]], name: str, asset_id: str | None,
@@ -432,8 +431,9 @@ def read_plc(path: Path, asset_id: str | None = None, default_asset: str | None 
                 raise InspectInputError(f"{path}: no PLC value could be read")
             return samples
     result = decode_plc_file(data, str(path), fmt)
-    if not result.samples and fmt == "jsonl" and _is_wide_jsonl(text):
-        samples = _wide_jsonl(text, str(path), asset_id or default_asset, notes)
+    objects = _json_objects(text) if not result.samples and fmt == "jsonl" else []
+    if objects and _is_wide(objects[0]):
+        samples = _wide_jsonl(objects, str(path), asset_id or default_asset, notes)
     elif result.samples:
         samples = result.samples + _lenient_long(text, fmt, asset_id or default_asset, True, notes)
     else:
